@@ -1,0 +1,113 @@
+# seqgrad - build, test and benchmark.
+#
+#   make              the library (build/libseqgrad.a) and every example (build/examples/NN_name)
+#   make test         build and run the test suite; ends with "tests: N passed, M failed"
+#   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench        benchmark programs (build/bench_*)
+#   make clean
+#
+# Options: PORTABLE=1 drops -march=native; DOCTEST_INCLUDE=DIR names the folder holding
+# doctest/doctest.h; CXX=clang++ picks another compiler. Parallel-safe: make runs -j by default.
+
+CXX ?= g++
+BUILD ?= build
+DOCTEST_INCLUDE ?= /usr/include
+
+MAKEFLAGS += --no-builtin-rules
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+
+ARCH_FLAGS := $(if $(PORTABLE),,-march=native)
+OPT_FLAGS ?= -O3
+WARN_FLAGS := -Wall -Wextra -Werror
+CXXFLAGS_ALL = -std=c++17 $(OPT_FLAGS) $(ARCH_FLAGS) $(WARN_FLAGS) $(EXTRA_FLAGS) -pthread -I. -MMD -MP
+LDFLAGS_ALL = -pthread $(EXTRA_FLAGS)
+
+# ------------------------------------------------------------------------------------------------
+# Sources: every .cpp in the library folders is part of libseqgrad.a.
+LIB_SRCS := $(sort $(wildcard tensor/*.cpp autograd/*.cpp nn/*.cpp data/*.cpp viz/*.cpp))
+LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+LIB := $(BUILD)/libseqgrad.a
+
+# The same library in double precision, for the gradient-check tests (see tensor/dtype.h).
+LIB64_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj64/%.o)
+LIB64 := $(BUILD)/libseqgrad64.a
+
+EXAMPLE_DIRS := $(sort $(dir $(wildcard examples/*/main.cpp)))
+EXAMPLES := $(patsubst examples/%/,$(BUILD)/examples/%,$(EXAMPLE_DIRS))
+
+# Tests mirror the source tree. tests/autograd/test_grad_*.cpp are the gradient checks: they
+# run twice, once against each precision.
+TEST_MAIN := tests/main.cpp
+TEST_SRCS := $(sort $(wildcard tests/*/test_*.cpp))
+GRAD_TEST_SRCS := $(sort $(wildcard tests/*/test_grad_*.cpp))
+TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/main.o
+GRAD64_OBJS := $(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o) $(BUILD)/obj64/tests/main.o
+TEST_BIN := $(BUILD)/test_seqgrad
+TEST64_BIN := $(BUILD)/test_grad64
+
+BENCH_SRCS := $(sort $(wildcard bench/*.cpp))
+BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
+
+DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
+
+.PHONY: all lib examples test run-tests sanitize bench clean
+all: lib examples
+lib: $(LIB)
+examples: $(EXAMPLES)
+
+# ------------------------------------------------------------------------------------------------
+# Compilation
+$(BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/obj64/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -c $< -o $@
+
+# Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
+$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += -isystem $(DOCTEST_INCLUDE)
+$(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
+$(BUILD)/.doctest-ok:
+	@sh tests/ensure_doctest.sh "$(DOCTEST_INCLUDE)"
+	@mkdir -p $(@D) && touch $@
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIB64): $(LIB64_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(LIB)
+	@mkdir -p $(@D)
+	$(CXX) $< $(LIB) $(LDFLAGS_ALL) -o $@
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB)
+	$(CXX) $(TEST_OBJS) $(LIB) $(LDFLAGS_ALL) -o $@
+
+$(TEST64_BIN): $(GRAD64_OBJS) $(LIB64)
+	$(CXX) $(GRAD64_OBJS) $(LIB64) $(LDFLAGS_ALL) -o $@
+
+$(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
+	$(CXX) $< $(LIB) $(LDFLAGS_ALL) -o $@
+
+# ------------------------------------------------------------------------------------------------
+# Running
+test: all $(TEST_BIN) $(TEST64_BIN)
+	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
+
+# The same suite, instrumented; its own build folder so the optimised build is untouched.
+sanitize:
+	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT_FLAGS="-O1 -g" \
+	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+bench: $(BENCHES)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

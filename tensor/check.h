@@ -1,0 +1,45 @@
+// tensor/check.h - the one way seqgrad fails: check(...) throws a standard exception.
+//
+// Every message reads "op: problem; expected A, got B" (STYLE.md, guideline 5). The message
+// parts are only formatted when the check fails, so checks are cheap on the hot path.
+// Library code never calls exit() or abort(); the command-line tool turns these exceptions
+// into one line on stderr.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace seqgrad {
+
+// Joins any streamable values into one string: cat("expected ", 3, ", got ", 4).
+template <class... Parts>
+std::string cat(Parts&&... parts) {
+  std::ostringstream os;
+  (os << ... << std::forward<Parts>(parts));
+  return os.str();
+}
+
+// Shape mismatches, bad axes, bad arguments -> std::invalid_argument.
+//   check(a.dim() == 2, "matmul: expected a 2-D tensor, got shape ", a.shape());
+template <class... Parts>
+void check(bool ok, Parts&&... parts) {
+  if (!ok) throw std::invalid_argument(cat(std::forward<Parts>(parts)...));
+}
+
+// An index outside its range (a token id >= vocabulary size, an axis slice past the end)
+// -> std::out_of_range.
+template <class... Parts>
+void check_index(bool ok, Parts&&... parts) {
+  if (!ok) throw std::out_of_range(cat(std::forward<Parts>(parts)...));
+}
+
+// A state the caller cannot fix by changing arguments (a freed graph, a corrupt file)
+// -> std::runtime_error.
+template <class... Parts>
+void check_state(bool ok, Parts&&... parts) {
+  if (!ok) throw std::runtime_error(cat(std::forward<Parts>(parts)...));
+}
+
+}  // namespace seqgrad

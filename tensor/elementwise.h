@@ -1,0 +1,138 @@
+// tensor/elementwise.h - elementwise math on tensors, with numpy broadcasting.
+//
+// Two building blocks do all the work: map(x, f) applies f to every element, and
+// map2(a, b, f) combines two tensors whose shapes broadcast. Every named op below (add, exp,
+// tanh, where, ...) is one line on top of them, and autograd's backward formulas use them too:
+//   Tensor dx = map2(y, dy, [](real y, real g) { return g * (1 - y * y); });   // tanh'
+// Large tensors are split across the thread pool; each element is computed independently, so
+// the result does not depend on the number of threads. Read next: reduce.h.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "tensor/check.h"
+#include "tensor/tensor.h"
+#include "tensor/thread_pool.h"
+
+namespace seqgrad {
+
+// Loops shorter than this many elements run on the calling thread: below it, waking the
+// pool costs more than it saves.
+constexpr int64_t kElementwiseGrain = 1 << 15;
+
+namespace detail {
+// Offset of the first element of output row `row` (a row = the last axis) in an operand
+// read through broadcast strides `st`.
+int64_t row_offset(int64_t row, const Shape& out_shape, const std::vector<int64_t>& st);
+}  // namespace detail
+
+// y[i] = f(x[i])
+template <class F>
+Tensor map(const Tensor& x, F f) {
+  Tensor y = Tensor::empty(x.shape());
+  const real* px = x.data();
+  real* py = y.data();
+  parallel_for(0, x.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) py[i] = f(px[i]);
+  });
+  return y;
+}
+
+// out[i] = f(a[i], b[i]) where a and b broadcast to a common shape (numpy rules).
+template <class F>
+Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
+  check(a.defined() && b.defined(), op, ": expected defined tensors");
+  const real* pa = a.data();
+  const real* pb = b.data();
+  if (a.shape() == b.shape()) {  // the common case: no broadcasting at all
+    Tensor out = Tensor::empty(a.shape());
+    real* po = out.data();
+    parallel_for(0, a.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) po[i] = f(pa[i], pb[i]);
+    });
+    return out;
+  }
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  Tensor out = Tensor::empty(shape);
+  if (out.numel() == 0) return out;
+  real* po = out.data();
+  // Walk the output one row (last axis) at a time; within a row each operand advances by its
+  // last-axis stride, which is 1, or 0 where that operand is broadcast.
+  const std::vector<int64_t> sa = broadcast_strides(a.shape(), shape);
+  const std::vector<int64_t> sb = broadcast_strides(b.shape(), shape);
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t ca = shape.empty() ? 0 : sa.back(), cb = shape.empty() ? 0 : sb.back();
+  const int64_t rows = out.numel() / cols;
+  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const real* ra = pa + detail::row_offset(r, shape, sa);
+      const real* rb = pb + detail::row_offset(r, shape, sb);
+      real* ro = po + r * cols;
+      for (int64_t j = 0; j < cols; ++j) ro[j] = f(ra[j * ca], rb[j * cb]);
+    }
+  });
+  return out;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Binary ops (broadcasting). Comparisons return 1 where true and 0 where false.
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, real s);
+Tensor operator-(const Tensor& a, real s);
+Tensor operator*(const Tensor& a, real s);
+Tensor operator/(const Tensor& a, real s);
+Tensor operator+(real s, const Tensor& a);
+Tensor operator-(real s, const Tensor& a);
+Tensor operator*(real s, const Tensor& a);
+Tensor operator/(real s, const Tensor& a);
+Tensor operator-(const Tensor& a);
+
+// ----------------------------------------------------------------------------------------------
+// Unary ops. All stay finite wherever the true result is finite (sigmoid(-1000) = 0, not NaN).
+
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor pow(const Tensor& x, real exponent);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);  // 1 / (1 + e^-x), evaluated without overflow
+Tensor relu(const Tensor& x);     // max(x, 0)
+Tensor gelu(const Tensor& x);     // x * Phi(x), Phi = standard normal CDF (exact, erf-based)
+
+// Scalar forms used by the tensor ops and by autograd's backward formulas.
+real sigmoid(real x);
+real gelu(real x);
+real gelu_grad(real x);  // d/dx [x Phi(x)] = Phi(x) + x phi(x)
+
+// ----------------------------------------------------------------------------------------------
+// Selection. Conditions and masks are tensors of 0/1 (any non-zero value counts as true).
+
+// out = cond ? a : b, all three broadcast together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// x with `value` wherever mask (broadcastable to x) is non-zero; x's shape is kept.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, real value);
+// x repeated along its broadcast axes to `shape` (a new contiguous tensor).
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+
+}  // namespace seqgrad

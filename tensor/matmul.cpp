@@ -1,0 +1,87 @@
+// tensor/matmul.cpp - batching and shape checks around the gemm kernels.
+#include "tensor/matmul.h"
+
+#include <vector>
+
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/thread_pool.h"
+
+namespace seqgrad {
+
+// ================================================================================================
+// The reference kernel: one dot product per output element.
+
+void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
+                    bool trans_b, real* C) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const real a = trans_a ? A[k * M + i] : A[i * K + k];
+        const real b = trans_b ? B[j * K + k] : B[k * N + j];
+        acc += static_cast<double>(a) * b;
+      }
+      C[i * N + j] = static_cast<real>(acc);
+    }
+}
+
+// ================================================================================================
+// Batching: broadcast the leading axes, then one gemm per batch entry.
+
+namespace {
+
+using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*);
+
+Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel) {
+  check(a.dim() >= 2 && b.dim() >= 2, "matmul: expected operands with at least 2 dimensions, got ",
+        a.shape(), " and ", b.shape());
+  const int64_t M = trans_a ? a.size(-1) : a.size(-2), K = trans_a ? a.size(-2) : a.size(-1);
+  const int64_t Kb = trans_b ? b.size(-1) : b.size(-2), N = trans_b ? b.size(-2) : b.size(-1);
+  check(K == Kb, "matmul: inner sizes differ; expected op(a) (..., M, K) and op(b) (..., K, N), got ",
+        a.shape(), trans_a ? " (transposed)" : "", " and ", b.shape(), trans_b ? " (transposed)" : "",
+        ", K = ", K, " vs ", Kb, K == (trans_b ? b.size(-2) : b.size(-1)) ? " (did you forget to transpose b?)" : "");
+  const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
+  const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
+  Shape shape = broadcast_shapes(batch_a, batch_b, "matmul");
+  const int64_t batch = numel(shape);
+  const std::vector<int64_t> sa = broadcast_strides(batch_a, shape), sb = broadcast_strides(batch_b, shape);
+  shape.push_back(M);
+  shape.push_back(N);
+  Tensor out = Tensor::empty(shape);
+  if (out.numel() == 0) return out;
+  // Offset, in matrices, of batch entry `i` in each operand.
+  auto matrix_index = [&](int64_t i, const std::vector<int64_t>& st) {
+    int64_t off = 0;
+    for (int64_t d = static_cast<int64_t>(st.size()) - 1; d >= 0; --d) {
+      off += (i % shape[d]) * st[d];
+      i /= shape[d];
+    }
+    return off;
+  };
+  auto run = [&](int64_t i) {
+    kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
+           trans_b, out.data() + i * M * N);
+  };
+  // Small matrices: one batch entry per task. Large ones: let gemm split each matrix.
+  if (batch > 1 && M * N * K < (1 << 18)) {
+    parallel_for(0, batch, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) run(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i) run(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  return batched_matmul(a, b, trans_a, trans_b, gemm);
+}
+
+Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  return batched_matmul(a, b, trans_a, trans_b, gemm_reference);
+}
+
+}  // namespace seqgrad

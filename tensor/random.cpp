@@ -1,0 +1,47 @@
+// tensor/random.cpp - uniform, normal and integer draws from a 64-bit Mersenne Twister.
+#include "tensor/random.h"
+
+#include <cmath>
+
+namespace seqgrad {
+
+double Generator::uniform() {
+  // The top 53 bits, scaled by 2^-53: every double in [0, 1) on a grid of 2^-53.
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
+
+double Generator::normal() {
+  // Box-Muller: two uniforms u1 in (0, 1], u2 in [0, 1) give two independent normals
+  //   z0 = sqrt(-2 ln u1) cos(2 pi u2),  z1 = sqrt(-2 ln u1) sin(2 pi u2).
+  // We return z0 now and keep z1 for the next call.
+  if (has_spare_normal_) {
+    has_spare_normal_ = false;
+    return spare_normal_;
+  }
+  const double u1 = 1.0 - uniform();
+  const double u2 = uniform();
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * M_PI * u2;
+  spare_normal_ = r * std::sin(theta);
+  has_spare_normal_ = true;
+  return r * std::cos(theta);
+}
+
+uint64_t Generator::randint(uint64_t n) {
+  // Rejection sampling removes the bias of a plain `x % n`.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do {
+    x = next_u64();
+  } while (x >= limit);
+  return x % n;
+}
+
+Generator& default_generator() {
+  static Generator generator;
+  return generator;
+}
+
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+
+}  // namespace seqgrad

@@ -1,0 +1,286 @@
+// tensor/shape_ops.cpp - layout changes and indexing, mostly memcpy over (outer, n, inner).
+#include "tensor/shape_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/thread_pool.h"
+
+namespace seqgrad {
+
+int64_t checked_index(real value, int64_t n, int axis, const char* op) {
+  check(std::isfinite(value) && value == std::floor(value), op,
+        ": expected whole-number indices, got ", value);
+  check_index(value >= 0 && value < static_cast<real>(n), op, ": index ", value,
+              " is out of range for axis ", axis, " of size ", n);
+  return static_cast<int64_t>(value);
+}
+
+// ================================================================================================
+// transpose / permute
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& order) {
+  check(static_cast<int64_t>(order.size()) == x.dim(), "permute: expected an order of ", x.dim(),
+        " axes for shape ", x.shape(), ", got ", order.size());
+  std::vector<int64_t> axes(order.size());
+  std::vector<bool> seen(order.size(), false);
+  Shape shape(order.size());
+  const std::vector<int64_t> in_strides = strides(x.shape());
+  std::vector<int64_t> st(order.size());  // stride in x for each output axis
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int a = normalize_axis(order[i], x.dim(), "permute");
+    check(!seen[a], "permute: expected each axis once, got axis ", a, " twice");
+    seen[a] = true;
+    shape[i] = x.shape()[a];
+    st[i] = in_strides[a];
+  }
+  Tensor out = Tensor::empty(shape);
+  if (out.numel() == 0) return out;
+  // Same walk as map2: output rows along the last axis, x read through permuted strides.
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t step = shape.empty() ? 0 : st.back();
+  const real* px = x.data();
+  real* po = out.data();
+  parallel_for(0, out.numel() / cols, std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const real* src = px + detail::row_offset(r, shape, st);
+      real* dst = po + r * cols;
+      for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * step];
+    }
+  });
+  return out;
+}
+
+Tensor transpose(const Tensor& x, int64_t axis0, int64_t axis1) {
+  std::vector<int64_t> order(x.dim());
+  for (int64_t i = 0; i < x.dim(); ++i) order[i] = i;
+  std::swap(order[normalize_axis(axis0, x.dim(), "transpose")],
+            order[normalize_axis(axis1, x.dim(), "transpose")]);
+  return permute(x, order);
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t axis) {
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + normalize_axis(axis, x.dim() + 1, "unsqueeze"), 1);
+  return x.reshape(shape);
+}
+
+Tensor squeeze(const Tensor& x, int64_t axis) {
+  const int a = normalize_axis(axis, x.dim(), "squeeze");
+  check(x.shape()[a] == 1, "squeeze: expected axis ", a, " to have size 1, got shape ", x.shape());
+  Shape shape = x.shape();
+  shape.erase(shape.begin() + a);
+  return x.reshape(shape);
+}
+
+// ================================================================================================
+// slice / narrow, and their adjoint slice_scatter
+
+namespace {
+
+// Copies an (outer, n_src, inner) block into an (outer, n_dst, inner) block at offset
+// `at` along the middle axis (or reads from there when `reading`).
+void copy_block(const real* src, int64_t n_src, real* dst, int64_t n_dst, int64_t at, int64_t outer,
+                int64_t n, int64_t inner, bool reading) {
+  for (int64_t o = 0; o < outer; ++o) {
+    if (reading) {
+      std::memcpy(dst + o * n_dst * inner, src + (o * n_src + at) * inner, sizeof(real) * n * inner);
+    } else {
+      std::memcpy(dst + (o * n_dst + at) * inner, src + o * n_src * inner, sizeof(real) * n * inner);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
+  const int a = normalize_axis(axis, x.dim(), "slice");
+  const int64_t n = x.shape()[a];
+  const int64_t s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
+  check_index(0 <= s && s <= e && e <= n, "slice: range ", start, ":", end,
+              " is out of bounds for axis ", a, " of size ", n, " (shape ", x.shape(), ")");
+  Shape shape = x.shape();
+  shape[a] = e - s;
+  Tensor out = Tensor::empty(shape);
+  const AxisView v = axis_view(x.shape(), a);
+  if (out.numel() > 0) copy_block(x.data(), n, out.data(), e - s, s, v.outer, e - s, v.inner, true);
+  return out;
+}
+
+Tensor narrow(const Tensor& x, int64_t axis, int64_t start, int64_t length) {
+  check(length >= 0, "narrow: expected a non-negative length, got ", length);
+  const int a = normalize_axis(axis, x.dim(), "narrow");
+  const int64_t s = start < 0 ? start + x.shape()[a] : start;
+  return slice(x, a, s, s + length);
+}
+
+Tensor slice_scatter(const Shape& shape, int64_t axis, int64_t start, const Tensor& src) {
+  const int a = normalize_axis(axis, static_cast<int64_t>(shape.size()), "slice_scatter");
+  Tensor out = zeros(shape);
+  const AxisView v = axis_view(shape, a);
+  const int64_t n = src.shape()[a];
+  check_index(start >= 0 && start + n <= shape[a], "slice_scatter: ", n, " rows at ", start,
+              " do not fit axis ", a, " of size ", shape[a]);
+  if (src.numel() > 0) copy_block(src.data(), n, out.data(), shape[a], start, v.outer, n, v.inner, false);
+  return out;
+}
+
+// ================================================================================================
+// concat / stack / split / chunk
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  check(!xs.empty(), "concat: expected at least one tensor, got none");
+  const int a = normalize_axis(axis, xs[0].dim(), "concat");
+  Shape shape = xs[0].shape();
+  shape[a] = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    Shape expect = xs[0].shape(), got = xs[i].shape();
+    check(got.size() == expect.size(), "concat: expected tensors of ", expect.size(),
+          " dimensions, got shape ", got, " at position ", i);
+    expect[a] = got[a];
+    check(got == expect, "concat: expected shape ", expect, " (all axes but ", a,
+          " equal to the first tensor's), got ", got, " at position ", i);
+    shape[a] += got[a];
+  }
+  Tensor out = Tensor::empty(shape);
+  const AxisView v = axis_view(shape, a);
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    const int64_t n = x.shape()[a];
+    if (x.numel() > 0) copy_block(x.data(), n, out.data(), shape[a], at, v.outer, n, v.inner, false);
+    at += n;
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
+  check(!xs.empty(), "stack: expected at least one tensor, got none");
+  std::vector<Tensor> expanded;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    check(xs[i].shape() == xs[0].shape(), "stack: expected every tensor to have shape ",
+          xs[0].shape(), ", got ", xs[i].shape(), " at position ", i);
+    expanded.push_back(unsqueeze(xs[i], axis));
+  }
+  return concat(expanded, normalize_axis(axis, xs[0].dim() + 1, "stack"));
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis) {
+  const int a = normalize_axis(axis, x.dim(), "split");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    check(s >= 0, "split: expected non-negative sizes, got ", s);
+    total += s;
+  }
+  check(total == x.shape()[a], "split: expected sizes adding up to ", x.shape()[a],
+        " (axis ", a, " of shape ", x.shape(), "), got ", total);
+  std::vector<Tensor> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    out.push_back(slice(x, a, at, at + s));
+    at += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
+  check(size > 0, "split: expected a positive piece size, got ", size);
+  const int64_t n = x.shape()[normalize_axis(axis, x.dim(), "split")];
+  std::vector<int64_t> sizes;
+  for (int64_t at = 0; at < n; at += size) sizes.push_back(std::min(size, n - at));
+  return split(x, sizes, axis);
+}
+
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t axis) {
+  check(chunks > 0, "chunk: expected a positive number of chunks, got ", chunks);
+  const int64_t n = x.shape()[normalize_axis(axis, x.dim(), "chunk")];
+  return split(x, std::max<int64_t>(1, (n + chunks - 1) / chunks), axis);  // like torch.chunk
+}
+
+// ================================================================================================
+// index_select / index_add
+
+Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
+  const int a = normalize_axis(axis, x.dim(), "index_select");
+  check(index.dim() == 1, "index_select: expected a 1-D index, got shape ", index.shape());
+  Shape shape = x.shape();
+  shape[a] = index.numel();
+  Tensor out = Tensor::empty(shape);
+  const AxisView v = axis_view(x.shape(), a);
+  const real* pi = index.data();
+  for (int64_t j = 0; j < index.numel(); ++j) {
+    const int64_t row = checked_index(pi[j], v.n, a, "index_select");
+    for (int64_t o = 0; o < v.outer; ++o)
+      std::memcpy(out.data() + (o * index.numel() + j) * v.inner, x.data() + (o * v.n + row) * v.inner,
+                  sizeof(real) * v.inner);
+  }
+  return out;
+}
+
+Tensor index_add(const Shape& shape, int64_t axis, const Tensor& index, const Tensor& src) {
+  const int a = normalize_axis(axis, static_cast<int64_t>(shape.size()), "index_add");
+  Tensor out = zeros(shape);
+  const AxisView v = axis_view(shape, a);
+  const real* pi = index.data();
+  const real* ps = src.data();
+  real* po = out.data();
+  // Sequential in j: rows picked twice (a repeated token) add up in a fixed order.
+  for (int64_t j = 0; j < index.numel(); ++j) {
+    const int64_t row = checked_index(pi[j], v.n, a, "index_add");
+    for (int64_t o = 0; o < v.outer; ++o) {
+      real* dst = po + (o * v.n + row) * v.inner;
+      const real* s = ps + (o * index.numel() + j) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) dst[i] += s[i];
+    }
+  }
+  return out;
+}
+
+// ================================================================================================
+// gather / scatter_add
+
+namespace {
+
+void check_gather_shapes(const Shape& x, const Tensor& index, int a, const char* op) {
+  check(index.dim() == static_cast<int64_t>(x.size()), op, ": expected an index with ", x.size(),
+        " dimensions like the input ", x, ", got shape ", index.shape());
+  for (size_t d = 0; d < x.size(); ++d)
+    check(static_cast<int>(d) == a || index.shape()[d] == x[d], op, ": expected index size ", x[d],
+          " in axis ", d, " (input shape ", x, "), got index shape ", index.shape());
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
+  const int a = normalize_axis(axis, x.dim(), "gather");
+  check_gather_shapes(x.shape(), index, a, "gather");
+  Tensor out = Tensor::empty(index.shape());
+  const AxisView vx = axis_view(x.shape(), a), vi = axis_view(index.shape(), a);
+  for (int64_t o = 0; o < vi.outer; ++o)
+    for (int64_t j = 0; j < vi.n; ++j)
+      for (int64_t i = 0; i < vi.inner; ++i) {
+        const int64_t at = (o * vi.n + j) * vi.inner + i;
+        const int64_t k = checked_index(index.data()[at], vx.n, a, "gather");
+        out.data()[at] = x.data()[(o * vx.n + k) * vx.inner + i];
+      }
+  return out;
+}
+
+Tensor scatter_add(const Shape& shape, int64_t axis, const Tensor& index, const Tensor& src) {
+  const int a = normalize_axis(axis, static_cast<int64_t>(shape.size()), "scatter_add");
+  check_gather_shapes(shape, index, a, "scatter_add");
+  Tensor out = zeros(shape);
+  const AxisView vx = axis_view(shape, a), vi = axis_view(index.shape(), a);
+  for (int64_t o = 0; o < vi.outer; ++o)
+    for (int64_t j = 0; j < vi.n; ++j)
+      for (int64_t i = 0; i < vi.inner; ++i) {
+        const int64_t at = (o * vi.n + j) * vi.inner + i;
+        const int64_t k = checked_index(index.data()[at], vx.n, a, "scatter_add");
+        out.data()[(o * vx.n + k) * vx.inner + i] += src.data()[at];
+      }
+  return out;
+}
+
+}  // namespace seqgrad

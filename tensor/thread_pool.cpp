@@ -1,0 +1,171 @@
+// tensor/thread_pool.cpp - a persistent pool of workers that wait on a condition variable.
+//
+// One "job" at a time: the caller publishes a task and a number of chunks, wakes the workers,
+// takes chunks itself, and waits until every chunk is done and every worker that joined the
+// job has left it. Chunks are handed out through an atomic counter, so a slow thread simply
+// takes fewer of them. What this is not: a general task scheduler with futures and queues.
+#include "tensor/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tensor/check.h"
+
+namespace seqgrad {
+namespace {
+
+thread_local bool tls_in_parallel = false;
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads) {
+    for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  }
+
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs task(c) for every c in [0, num_chunks) and returns when all have finished.
+  void run(int64_t num_chunks, const std::function<void(int64_t)>& task) {
+    std::lock_guard<std::mutex> one_job_at_a_time(submit_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      task_ = &task;
+      num_chunks_ = num_chunks;
+      next_chunk_.store(0);
+      chunks_done_ = 0;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work_on(task, num_chunks);  // the caller is one of the threads
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return chunks_done_ == num_chunks_ && active_workers_ == 0; });
+    task_ = nullptr;  // a worker waking late must not pick up a finished job
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void worker_loop() {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (task_ == nullptr) continue;  // woke after the job was already finished
+      const std::function<void(int64_t)>* task = task_;
+      const int64_t num_chunks = num_chunks_;
+      ++active_workers_;
+      lock.unlock();
+      work_on(*task, num_chunks);
+      lock.lock();
+      --active_workers_;
+      if (active_workers_ == 0) done_.notify_all();
+    }
+  }
+
+  void work_on(const std::function<void(int64_t)>& task, int64_t num_chunks) {
+    tls_in_parallel = true;
+    for (int64_t c; (c = next_chunk_.fetch_add(1)) < num_chunks;) {
+      std::exception_ptr error;
+      try {
+        task(c);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error && !error_) error_ = error;
+      if (++chunks_done_ == num_chunks_) done_.notify_all();
+    }
+    tls_in_parallel = false;
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex submit_mutex_;  // serialises jobs from different user threads
+  std::mutex mutex_;         // guards everything below except next_chunk_
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t)>* task_ = nullptr;
+  int64_t num_chunks_ = 0;
+  std::atomic<int64_t> next_chunk_{0};
+  int64_t chunks_done_ = 0;
+  int active_workers_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+constexpr int kMaxThreads = 256;
+
+int threads_from_environment() {
+  const char* env = std::getenv("SEQGRAD_THREADS");
+  if (env == nullptr || *env == '\0') {
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
+  }
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  check(*end == '\0' && n >= 1 && n <= kMaxThreads,
+        "SEQGRAD_THREADS: expected a whole number from 1 to ", kMaxThreads, ", got '", env, "'");
+  return static_cast<int>(n);
+}
+
+std::mutex g_pool_mutex;
+std::unique_ptr<ThreadPool> g_pool;  // guarded by g_pool_mutex
+
+ThreadPool& pool() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (!g_pool) g_pool = std::make_unique<ThreadPool>(threads_from_environment());
+  return *g_pool;
+}
+
+}  // namespace
+
+int get_num_threads() { return pool().size(); }
+
+void set_num_threads(int n) {
+  check(n >= 1 && n <= kMaxThreads, "set_num_threads: expected 1 to ", kMaxThreads,
+        " threads, got ", n);
+  check_state(!tls_in_parallel, "set_num_threads: cannot resize the pool from inside parallel_for");
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (g_pool && g_pool->size() == n) return;
+  g_pool.reset();  // joins the old workers
+  g_pool = std::make_unique<ThreadPool>(n);
+}
+
+bool in_parallel_region() { return tls_in_parallel; }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (n <= grain || tls_in_parallel) return fn(begin, end);
+  ThreadPool& p = pool();
+  const int64_t chunks = std::min<int64_t>(p.size(), (n + grain - 1) / grain);
+  if (chunks <= 1) return fn(begin, end);
+  const int64_t chunk_size = (n + chunks - 1) / chunks;
+  p.run(chunks, [&](int64_t c) {
+    const int64_t b = begin + c * chunk_size;
+    const int64_t e = std::min(end, b + chunk_size);
+    if (b < e) fn(b, e);
+  });
+}
+
+}  // namespace seqgrad

@@ -1,0 +1,32 @@
+#!/bin/sh
+# tests/run_tests.sh BINARY... - run doctest binaries and print one closing line
+#   tests: N passed, M failed
+# counting doctest test cases over all binaries. A binary that dies before printing its
+# summary counts as one failed test case. Exits non-zero on any failure.
+passed=0
+failed=0
+status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for bin in "$@"; do
+  echo "== $bin"
+  "$bin" >"$log" 2>&1
+  code=$?
+  cat "$log"
+  # doctest's summary: "[doctest] test cases: 12 | 12 passed | 0 failed | 0 skipped"
+  line=$(grep 'test cases:' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "$bin exited with code $code before printing its summary"
+    failed=$((failed + 1))
+    status=1
+    continue
+  fi
+  p=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) passed.*/\1/p')
+  f=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) failed.*/\1/p')
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  [ "$code" = 0 ] || status=1
+done
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ] || status=1
+exit $status
