@@ -14,8 +14,10 @@ BUILD ?= build
 DOCTEST_INCLUDE ?= /usr/include
 
 MAKEFLAGS += --no-builtin-rules
+ifeq ($(MAKELEVEL),0)
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 endif
 
 ARCH_FLAGS := $(if $(PORTABLE),,-march=native)
@@ -52,6 +54,9 @@ BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
 
 DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 
+# Keep object files that are only steps to a program (make would delete them otherwise).
+.SECONDARY:
+
 .PHONY: all lib examples test run-tests sanitize bench clean
 all: lib examples
 lib: $(LIB)
@@ -68,7 +73,8 @@ $(BUILD)/obj64/%.o: %.cpp
 	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -c $< -o $@
 
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
-$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += -isystem $(DOCTEST_INCLUDE)
+# (/usr/include is searched already; naming it with -isystem would break <cmath>.)
+$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))
 $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
 $(BUILD)/.doctest-ok:
 	@sh tests/ensure_doctest.sh "$(DOCTEST_INCLUDE)"

@@ -167,15 +167,19 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
   return concat(expanded, normalize_axis(axis, xs[0].dim() + 1, "stack"));
 }
 
-std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis) {
-  const int a = normalize_axis(axis, x.dim(), "split");
+void check_split_sizes(const Shape& shape, int axis, const std::vector<int64_t>& sizes) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     check(s >= 0, "split: expected non-negative sizes, got ", s);
     total += s;
   }
-  check(total == x.shape()[a], "split: expected sizes adding up to ", x.shape()[a],
-        " (axis ", a, " of shape ", x.shape(), "), got ", total);
+  check(total == shape[axis], "split: expected sizes adding up to ", shape[axis], " (axis ", axis,
+        " of shape ", shape, "), got ", total);
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis) {
+  const int a = normalize_axis(axis, x.dim(), "split");
+  check_split_sizes(x.shape(), a, sizes);
   std::vector<Tensor> out;
   int64_t at = 0;
   for (int64_t s : sizes) {
@@ -185,18 +189,24 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   return out;
 }
 
-std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
+std::vector<int64_t> split_sizes(int64_t n, int64_t size) {
   check(size > 0, "split: expected a positive piece size, got ", size);
-  const int64_t n = x.shape()[normalize_axis(axis, x.dim(), "split")];
   std::vector<int64_t> sizes;
   for (int64_t at = 0; at < n; at += size) sizes.push_back(std::min(size, n - at));
-  return split(x, sizes, axis);
+  return sizes;
+}
+
+std::vector<int64_t> chunk_sizes(int64_t n, int64_t chunks) {
+  check(chunks > 0, "chunk: expected a positive number of chunks, got ", chunks);
+  return split_sizes(n, std::max<int64_t>(1, (n + chunks - 1) / chunks));  // like torch.chunk
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
+  return split(x, split_sizes(x.shape()[normalize_axis(axis, x.dim(), "split")], size), axis);
 }
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t axis) {
-  check(chunks > 0, "chunk: expected a positive number of chunks, got ", chunks);
-  const int64_t n = x.shape()[normalize_axis(axis, x.dim(), "chunk")];
-  return split(x, std::max<int64_t>(1, (n + chunks - 1) / chunks), axis);  // like torch.chunk
+  return split(x, chunk_sizes(x.shape()[normalize_axis(axis, x.dim(), "chunk")], chunks), axis);
 }
 
 // ================================================================================================

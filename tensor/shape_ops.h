@@ -36,6 +36,11 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis);
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis);
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t axis);
+// The piece sizes split(x, size, axis) and chunk(x, chunks, axis) use for an axis of length n.
+std::vector<int64_t> split_sizes(int64_t n, int64_t size);
+std::vector<int64_t> chunk_sizes(int64_t n, int64_t chunks);
+// Throws unless `sizes` are non-negative and add up to shape[axis].
+void check_split_sizes(const Shape& shape, int axis, const std::vector<int64_t>& sizes);
 
 // Rows picked by a 1-D index: index_select(x of shape (V, C), 0, ids of shape (N)) -> (N, C).
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);

@@ -1,0 +1,133 @@
+// autograd/ops.h - every differentiable op, on Variables.
+//
+// Each op is one function in ops_*.cpp: it computes the value with a tensor/ kernel and then
+// attaches its backward right beside it (micrograd's rule). The comment on each op gives the
+// forward formula; the backward's derivation is in the .cpp, under the forward line it
+// differentiates. Binary ops broadcast like numpy; their backward sums the gradient back to
+// each input's shape with sum_to_shape. Non-differentiable inputs (indices, masks, targets)
+// are plain Tensors. Every op here has a gradcheck test in tests/autograd/test_grad_ops.cpp.
+//
+//   ops_math.cpp    add sub mul div neg pow exp log sqrt abs tanh sigmoid relu gelu
+//   ops_reduce.cpp  sum mean max
+//   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
+//                   embedding gather masked_fill where
+//   ops_nn.cpp      matmul softmax log_softmax cross_entropy dropout
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace seqgrad {
+
+// ================================================================================================
+// Elementwise arithmetic (broadcasting)
+
+Variable add(const Variable& a, const Variable& b);  // a + b
+Variable sub(const Variable& a, const Variable& b);  // a - b
+Variable mul(const Variable& a, const Variable& b);  // a * b
+Variable div(const Variable& a, const Variable& b);  // a / b
+Variable neg(const Variable& x);                     // -x
+
+Variable operator+(const Variable& a, const Variable& b);
+Variable operator-(const Variable& a, const Variable& b);
+Variable operator*(const Variable& a, const Variable& b);
+Variable operator/(const Variable& a, const Variable& b);
+Variable operator-(const Variable& x);
+Variable operator+(const Variable& a, real s);
+Variable operator-(const Variable& a, real s);
+Variable operator*(const Variable& a, real s);
+Variable operator/(const Variable& a, real s);
+Variable operator+(real s, const Variable& a);
+Variable operator-(real s, const Variable& a);
+Variable operator*(real s, const Variable& a);
+Variable operator/(real s, const Variable& a);
+
+// ================================================================================================
+// Elementwise functions
+
+Variable pow(const Variable& x, real exponent);  // x^p
+Variable exp(const Variable& x);                 // e^x
+Variable log(const Variable& x);                 // ln x
+Variable sqrt(const Variable& x);                // x^(1/2)
+Variable abs(const Variable& x);                 // |x|  (gradient sign(x), 0 at 0)
+Variable tanh(const Variable& x);                // (e^x - e^-x) / (e^x + e^-x)
+Variable sigmoid(const Variable& x);             // 1 / (1 + e^-x)
+Variable relu(const Variable& x);                // max(x, 0)  (gradient 0 at 0)
+Variable gelu(const Variable& x);                // x Phi(x), Phi = standard normal CDF
+
+// ================================================================================================
+// Reductions
+
+Variable sum(const Variable& x);                                   // all elements -> shape []
+Variable sum(const Variable& x, int64_t axis, bool keepdim = false);
+Variable sum(const Variable& x, const std::vector<int64_t>& axes, bool keepdim = false);
+Variable mean(const Variable& x);
+Variable mean(const Variable& x, int64_t axis, bool keepdim = false);
+Variable mean(const Variable& x, const std::vector<int64_t>& axes, bool keepdim = false);
+// Largest value along an axis; the gradient flows to the (first) largest element only.
+Variable max(const Variable& x, int64_t axis, bool keepdim = false);
+
+// ================================================================================================
+// Shapes and indexing
+
+Variable reshape(const Variable& x, const Shape& shape);  // one size may be -1
+Variable transpose(const Variable& x, int64_t axis0, int64_t axis1);
+Variable permute(const Variable& x, const std::vector<int64_t>& order);
+Variable unsqueeze(const Variable& x, int64_t axis);
+Variable squeeze(const Variable& x, int64_t axis);
+Variable slice(const Variable& x, int64_t axis, int64_t start, int64_t end);  // [start, end)
+Variable narrow(const Variable& x, int64_t axis, int64_t start, int64_t length);
+Variable concat(const std::vector<Variable>& xs, int64_t axis);
+Variable stack(const std::vector<Variable>& xs, int64_t axis);
+std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int64_t axis);
+std::vector<Variable> split(const Variable& x, int64_t size, int64_t axis);
+std::vector<Variable> chunk(const Variable& x, int64_t chunks, int64_t axis);
+
+// Rows of x picked by a 1-D index along an axis.
+Variable index_select(const Variable& x, int64_t axis, const Tensor& index);
+// Embedding lookup: weight (V, C), ids of any shape (...) -> (..., C). A repeated id's rows
+// add up in weight's gradient.
+Variable embedding(const Variable& weight, const Tensor& ids);
+// torch.gather along an axis (index has x's number of axes).
+Variable gather(const Variable& x, int64_t axis, const Tensor& index);
+// x where mask == 0, `value` where mask != 0 (mask broadcasts to x); no gradient to filled places.
+Variable masked_fill(const Variable& x, const Tensor& mask, real value);
+// cond ? a : b elementwise, all broadcasting together.
+Variable where(const Tensor& cond, const Variable& a, const Variable& b);
+
+// ================================================================================================
+// Neural-network primitives
+
+// (..., M, K) @ (..., K, N) -> (..., M, N), batch axes broadcasting; the flags transpose the
+// last two axes of an operand first (see tensor/matmul.h).
+Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool trans_b = false);
+
+Variable softmax(const Variable& x, int64_t axis);      // exp(x_i) / sum_j exp(x_j)
+Variable log_softmax(const Variable& x, int64_t axis);  // x_i - log sum_j exp(x_j)
+
+enum class Reduction { None, Mean, Sum };
+
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;  // targets equal to this contribute neither loss nor count
+  real label_smoothing = 0;     // eps: the target distribution is (1-eps) onehot + eps/V
+  Reduction reduction = Reduction::Mean;
+
+  CrossEntropyOptions& with_ignore_index(int64_t v) { ignore_index = v; return *this; }
+  CrossEntropyOptions& with_label_smoothing(real v) { label_smoothing = v; return *this; }
+  CrossEntropyOptions& with_reduction(Reduction v) { reduction = v; return *this; }
+};
+
+// Fused log-softmax + negative log-likelihood. logits (..., V), targets (...) holding class
+// ids. Note the class axis is LAST (PyTorch puts it at axis 1), so (B, T, V) logits take
+// (B, T) targets directly. Mean reduction divides by the number of non-ignored targets; when
+// every target is ignored the loss is 0 with zero gradient (PyTorch gives NaN).
+Variable cross_entropy(const Variable& logits, const Tensor& targets,
+                       const CrossEntropyOptions& options = CrossEntropyOptions());
+
+// Inverted dropout: in training, zero each element with probability p and scale the rest by
+// 1 / (1 - p), so the expected value is unchanged; outside training, the identity.
+Variable dropout(const Variable& x, real p, bool training);
+
+}  // namespace seqgrad

@@ -1,0 +1,112 @@
+// autograd/ops_nn.cpp - matmul, softmax, log-softmax, cross-entropy and dropout.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/reduce.h"
+#include "tensor/softmax.h"
+
+namespace seqgrad {
+
+// ================================================================================================
+// matmul
+
+Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
+  // (B, T, C) @ (C, H): fold the batch axes of a into its rows, so both the product and the
+  // weight gradient are single large gemms instead of B small ones.
+  if (a.dim() > 2 && b.dim() == 2 && !ta) {
+    Shape out_shape = a.shape();
+    out_shape.back() = tb ? b.size(0) : b.size(1);
+    return reshape(matmul(reshape(a, {-1, a.size(-1)}), b, false, tb), out_shape);
+  }
+  const Tensor av = a.value(), bv = b.value();
+  return make_result("matmul", matmul(av, bv, ta, tb), {a, b}, [av, bv, ta, tb](const Tensor& dC, Node& n) {
+    // C = op(A) op(B)  =>  d op(A) = dC op(B)^T,   d op(B) = op(A)^T dC.
+    // Undoing op on the left-hand sides gives four cases per operand, folded into the flags:
+    //   dA = ta ? op(B) dC^T : dC op(B)^T          dB = tb ? dC^T op(A) : op(A)^T dC
+    // The transposes are flags to the kernel: no transposed copy is ever made.
+    if (n.needs_grad(0)) {
+      const Tensor dA = ta ? matmul(bv, dC, tb, true) : matmul(dC, bv, false, !tb);
+      n.add_grad(0, sum_to_shape(dA, av.shape()));  // broadcast batch axes sum back
+    }
+    if (n.needs_grad(1)) {
+      const Tensor dB = tb ? matmul(dC, av, true, ta) : matmul(av, dC, !ta, false);
+      n.add_grad(1, sum_to_shape(dB, bv.shape()));
+    }
+  });
+}
+
+// ================================================================================================
+// softmax / log_softmax (kernels and their derivations: tensor/softmax.cpp)
+
+Variable softmax(const Variable& x, int64_t axis) {
+  const int a = normalize_axis(axis, x.dim(), "softmax");
+  const Tensor y = softmax(x.value(), a);
+  return make_result("softmax", y, {x}, [y, a](const Tensor& dout, Node& n) {
+    n.add_grad(0, softmax_backward(y, dout, a));  // dx = y (dout - sum(dout y))
+  });
+}
+
+Variable log_softmax(const Variable& x, int64_t axis) {
+  const int a = normalize_axis(axis, x.dim(), "log_softmax");
+  const Tensor y = log_softmax(x.value(), a);
+  return make_result("log_softmax", y, {x}, [y, a](const Tensor& dout, Node& n) {
+    n.add_grad(0, log_softmax_backward(y, dout, a));  // dx = dout - exp(y) sum(dout)
+  });
+}
+
+// ================================================================================================
+// cross_entropy
+
+Variable cross_entropy(const Variable& logits, const Tensor& targets, const CrossEntropyOptions& opt) {
+  check(logits.dim() >= 1, "cross_entropy: expected logits of shape (..., V), got ", logits.shape());
+  const Shape lead(logits.shape().begin(), logits.shape().end() - 1);
+  check(targets.shape() == lead, "cross_entropy: expected targets of shape ", lead, " for logits of shape ",
+        logits.shape(), " (class axis last), got ", targets.shape());
+  const int64_t V = logits.size(-1), N = numel(lead);
+  const Tensor x = logits.value().reshape({N, V});
+  const Tensor t = targets.reshape({N});
+  const CrossEntropyForward f = cross_entropy_forward(x, t, opt.ignore_index, opt.label_smoothing);
+
+  int64_t count = 0;  // targets that count towards the mean
+  for (int64_t i = 0; i < N; ++i) count += t.data()[i] != static_cast<real>(opt.ignore_index);
+
+  Tensor out;
+  switch (opt.reduction) {
+    case Reduction::None: out = f.loss.reshape(lead); break;
+    case Reduction::Sum: out = sum(f.loss); break;
+    case Reduction::Mean: out = count ? sum(f.loss) / static_cast<real>(count) : scalar(0); break;
+  }
+  const Tensor lse = f.lse;
+  return make_result("cross_entropy", out, {logits}, [x, t, lse, opt, count, N](const Tensor& dout, Node& n) {
+    // Per-row loss gradient first (what each row's loss was multiplied by), then the kernel's
+    // dlogits = dloss * (softmax - smoothed one-hot).
+    Tensor dloss;
+    switch (opt.reduction) {
+      case Reduction::None: dloss = dout.reshape({N}); break;
+      case Reduction::Sum: dloss = full({N}, dout.item()); break;
+      case Reduction::Mean: dloss = full({N}, count ? dout.item() / static_cast<real>(count) : 0); break;
+    }
+    const Tensor dx = cross_entropy_backward(x, t, lse, dloss, opt.ignore_index, opt.label_smoothing);
+    n.add_grad(0, dx.reshape(n.inputs[0].shape()));
+  });
+}
+
+// ================================================================================================
+// dropout
+
+Variable dropout(const Variable& x, real p, bool training) {
+  check(p >= 0 && p <= 1, "dropout: expected a probability p in [0, 1], got ", p);
+  if (!training || p == 0) return x;
+  // mask = [u >= p] / (1 - p), u ~ U[0, 1): kept elements are scaled so E[out] = x.
+  const real scale = p < 1 ? 1 / (1 - p) : 0;
+  const Tensor mask = map(rand(x.shape()), [p, scale](real u) { return u >= p ? scale : real(0); });
+  return make_result("dropout", x.value() * mask, {x}, [mask](const Tensor& dout, Node& n) {
+    n.add_grad(0, dout * mask);  // out = x * mask  =>  dx = dout * mask
+  });
+}
+
+}  // namespace seqgrad

@@ -1,0 +1,140 @@
+// autograd/variable.cpp - Variable's storage, gradient accumulation and gradient mode.
+#include "autograd/variable.h"
+
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+
+namespace seqgrad {
+
+struct Variable::Impl {
+  Tensor value;
+  Tensor grad;
+  bool requires_grad = false;
+  bool retain_grad = false;
+  std::shared_ptr<Node> node;  // null for a leaf
+  std::string name;
+
+  ~Impl();
+};
+
+// Destroying the last handle to a long chain (an RNN unrolled over 100,000 steps) would
+// destroy Node -> input Variable -> its Node -> ... recursively and overflow the stack. So a
+// dying Variable detaches its Node and tears the chain down in a loop instead: a Node whose
+// last owner we are hands its inputs' Nodes to the work list before it is destroyed.
+Variable::Impl::~Impl() {
+  std::vector<std::shared_ptr<Node>> pending;
+  if (node) pending.push_back(std::move(node));
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() != 1) continue;  // still owned elsewhere: not ours to tear down
+    for (Variable& in : n->inputs)
+      if (in.impl_ && in.impl_.use_count() == 1 && in.impl_->node) pending.push_back(std::move(in.impl_->node));
+    // `n` is destroyed here; its inputs' Impls die without a Node, so nothing recurses.
+  }
+}
+
+// ================================================================================================
+// Variable
+
+Variable::Variable(Tensor value, bool requires_grad) : impl_(std::make_shared<Impl>()) {
+  check(value.defined(), "Variable: expected a defined tensor");
+  impl_->value = std::move(value);
+  impl_->requires_grad = requires_grad;
+}
+
+namespace {
+const std::string kLeafOp = "leaf";
+}
+
+const Tensor& Variable::value() const {
+  check(defined(), "Variable: this Variable is undefined (default-constructed)");
+  return impl_->value;
+}
+
+Tensor& Variable::value() {
+  check(defined(), "Variable: this Variable is undefined (default-constructed)");
+  return impl_->value;
+}
+
+const Tensor& Variable::grad() const {
+  check(defined(), "Variable: this Variable is undefined (default-constructed)");
+  return impl_->grad;
+}
+
+void Variable::set_grad(const Tensor& grad) {
+  check(!grad.defined() || grad.shape() == shape(), "set_grad: expected a gradient of shape ", shape(),
+        ", got ", grad.shape());
+  impl_->grad = grad;
+}
+
+void Variable::zero_grad() { impl_->grad = Tensor(); }
+
+bool Variable::requires_grad() const { return impl_ && impl_->requires_grad; }
+
+void Variable::set_requires_grad(bool requires_grad) {
+  check(is_leaf(), "set_requires_grad: only leaf Variables can change requires_grad; this one was made by '",
+        op(), "' (use detach() to get a leaf)");
+  impl_->requires_grad = requires_grad;
+}
+
+bool Variable::is_leaf() const { return defined() && impl_->node == nullptr; }
+void Variable::retain_grad() { impl_->retain_grad = true; }
+bool Variable::retains_grad() const { return impl_->retain_grad; }
+
+const std::string& Variable::op() const { return impl_->node ? impl_->node->op : kLeafOp; }
+const std::shared_ptr<Node>& Variable::node() const { return impl_->node; }
+
+const std::string& Variable::name() const { return impl_->name; }
+Variable& Variable::set_name(std::string name) {
+  impl_->name = std::move(name);
+  return *this;
+}
+
+Variable Variable::detach() const { return Variable(value(), false); }
+
+// ================================================================================================
+// Node::add_grad - where gradients meet: shape-checked, and always added, never assigned.
+
+void Node::add_grad(size_t i, const Tensor& g) {
+  Variable& in = inputs[i];
+  if (!in.requires_grad()) return;
+  check(g.shape() == in.shape(), op, ": gradient for input ", i, " has the wrong shape; expected ",
+        in.shape(), ", got ", g.shape());
+  Tensor& acc = in.impl_->grad;
+  if (!acc.defined()) {
+    acc = g;  // may share storage with g: the next addition checks is_unique() first
+  } else if (acc.is_unique()) {
+    acc.add_(g);  // nobody else sees this buffer: add in place
+  } else {
+    acc = acc + g;
+  }
+}
+
+Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward) {
+  Variable out(std::move(value));
+  if (!grad_enabled()) return out;
+  bool any = false;
+  for (const Variable& in : inputs) {
+    check(in.defined(), op, ": an input Variable is undefined");
+    any = any || in.requires_grad();
+  }
+  if (!any) return out;
+  out.impl_->requires_grad = true;
+  out.impl_->node = std::make_shared<Node>(Node{op, std::move(inputs), std::move(backward)});
+  return out;
+}
+
+// ================================================================================================
+// Gradient mode
+
+namespace {
+thread_local bool tls_grad_enabled = true;
+}
+
+bool grad_enabled() { return tls_grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(tls_grad_enabled) { tls_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { tls_grad_enabled = previous_; }
+
+}  // namespace seqgrad

@@ -1,0 +1,121 @@
+// autograd/variable.h - Variable: a Tensor, its gradient, and the Node that made it.
+//
+// Every op on Variables computes its value with tensor/ kernels and, when any input requires a
+// gradient, records a Node: the op's name, its inputs, and a backward function that turns the
+// gradient of the output into gradients of the inputs. backward() (engine.h) walks those Nodes
+// in reverse. A Variable is a handle: copies share the same value, gradient and history.
+// What this is not: a tape, or a graph you build before running. The graph is built as the
+// forward pass runs ("define by run"), exactly like PyTorch. Read next: ops.h, engine.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace seqgrad {
+
+struct Node;
+
+class Variable {
+ public:
+  Variable() = default;  // undefined
+  // A leaf: a value you made, not the result of an op. Parameters are leaves with
+  // requires_grad = true.
+  explicit Variable(Tensor value, bool requires_grad = false);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Tensor& value() const;
+  Tensor& value();  // the numbers, for optimizers and initialisers to update in place
+  const Shape& shape() const { return value().shape(); }
+  int64_t dim() const { return value().dim(); }
+  int64_t size(int64_t axis) const { return value().size(axis); }
+  int64_t numel() const { return value().numel(); }
+  real item() const { return value().item(); }
+
+  // d(loss)/d(this), accumulated by backward(); undefined until a gradient arrives.
+  const Tensor& grad() const;
+  void set_grad(const Tensor& grad);
+  // Forget the gradient (set it to undefined), as PyTorch's zero_grad(set_to_none=True).
+  void zero_grad();
+
+  bool requires_grad() const;
+  // Only leaves may change this: a result's requires_grad follows from its inputs.
+  void set_requires_grad(bool requires_grad);
+  bool is_leaf() const;
+  // Non-leaf gradients are freed once backward is done with them; call this first to keep one.
+  void retain_grad();
+  bool retains_grad() const;
+
+  // The op that made this Variable ("leaf" for a leaf) and its recorded Node (null for leaves).
+  const std::string& op() const;
+  const std::shared_ptr<Node>& node() const;
+
+  // A name shown by print_graph ("x", "weight"); empty by default.
+  const std::string& name() const;
+  Variable& set_name(std::string name);
+
+  // The same value, cut off from the graph: a leaf that does not require grad.
+  Variable detach() const;
+
+  // Reverse-mode differentiation from this Variable (see engine.h for the rules):
+  //   loss.backward();                     // loss must have one element
+  //   y.backward(dy);                      // any shape, with d(loss)/dy given
+  //   loss.backward({}, /*retain_graph=*/true);   // keep the graph for a second backward
+  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+
+  // Identity of the underlying Variable (copies compare equal).
+  bool same(const Variable& other) const { return impl_ == other.impl_; }
+
+ private:
+  struct Impl;
+  friend struct Node;
+  friend class BackwardEngine;
+  friend Variable make_result(const char*, Tensor, std::vector<Variable>, std::function<void(const Tensor&, Node&)>);
+  std::shared_ptr<Impl> impl_;
+};
+
+// The backward function of a Node. It receives the gradient of the Node's output and adds
+// the gradients of its inputs through node.add_grad(i, g). It must capture only Tensors and
+// plain values, never Variables: the Node already holds its inputs.
+using BackwardFn = std::function<void(const Tensor& dout, Node& node)>;
+
+struct Node {
+  std::string op;
+  std::vector<Variable> inputs;
+  BackwardFn backward;
+  bool freed = false;  // set once backward() has run without retain_graph
+
+  // Does input i want a gradient? Backward functions skip the work when it does not.
+  bool needs_grad(size_t i) const { return inputs[i].requires_grad(); }
+  // Accumulate g into input i's gradient (g must have the input's shape).
+  void add_grad(size_t i, const Tensor& g);
+};
+
+// Records `value` as the result of op `op` applied to `inputs`. If gradient recording is on
+// and some input requires grad, the result carries a Node with `backward`; otherwise it is a
+// plain constant and `backward` is dropped. Every op in ops.h ends with this call.
+Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward);
+
+// ------------------------------------------------------------------------------------------------
+// Gradient mode
+
+// Is recording on for this thread? (on by default)
+bool grad_enabled();
+
+// Turns recording off while it lives, for inference and for optimizer updates:
+//   { NoGradGuard no_grad; Variable y = model.forward(x); }
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace seqgrad

@@ -1,0 +1,141 @@
+// tests/autograd/test_engine.cpp - the backward engine's contract: accumulation, reuse, freed
+// graphs, deep graphs, NoGradGuard, print_graph, and its error messages.
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+TEST_CASE("an interior node used twice: a = 1; b = a + a; c = b + b gives dc/da = 4") {
+  Variable a(scalar(1), true);
+  Variable b = a + a;
+  Variable c = b + b;
+  c.backward();
+  CHECK(a.grad().item() == 4);
+  CHECK(c.item() == 4);
+}
+
+TEST_CASE("backward accumulates into .grad until zero_grad") {
+  Variable x(from_vector({1, 2, 3}), true);
+  Variable y = sum(x * x);  // dy/dx = 2x
+  y.backward({}, /*retain_graph=*/true);
+  CHECK(x.grad().to_vector() == std::vector<real>{2, 4, 6});
+  y.backward();  // second pass through the retained graph adds
+  CHECK(x.grad().to_vector() == std::vector<real>{4, 8, 12});
+  x.zero_grad();
+  CHECK_FALSE(x.grad().defined());
+  sum(x * x).backward();  // a new graph
+  CHECK(x.grad().to_vector() == std::vector<real>{2, 4, 6});
+}
+
+TEST_CASE("a second backward through a freed graph throws a clear error") {
+  Variable x(from_vector({1, 2}), true);
+  Variable y = sum(tanh(x));
+  y.backward();
+  CHECK_THROWS_WITH_AS(y.backward(),
+                       "backward: the graph through 'sum' was already freed by an earlier backward(); "
+                       "pass retain_graph=true to the first backward() to run backward twice",
+                       std::runtime_error);
+}
+
+TEST_CASE("backward on a non-scalar needs an explicit gradient") {
+  Variable x(ones({2, 3}), true);
+  Variable y = x * real(2);
+  CHECK_THROWS_WITH_AS(y.backward(),
+                       "backward: expected a scalar output (one element) when no gradient is given, got shape "
+                       "[2, 3]; reduce it first (sum, mean) or pass d(loss)/d(output)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(y.backward(ones({3, 2})), "backward: expected a gradient of shape [2, 3] (the output's), got [3, 2]",
+                       std::invalid_argument);
+  y.backward(full({2, 3}, 0.5));
+  CHECK(x.grad().to_vector() == std::vector<real>(6, 1));
+}
+
+TEST_CASE("backward on something that does not require grad") {
+  Variable x(ones({2}));
+  CHECK_THROWS_WITH_AS(sum(x).backward(),
+                       "backward: this Variable (made by 'leaf') does not require grad, so there is nothing to "
+                       "differentiate; did you forget requires_grad=true on the parameters, or run the forward "
+                       "pass under NoGradGuard?",
+                       std::invalid_argument);
+}
+
+TEST_CASE("a backward that returns the wrong shape is caught where gradients meet") {
+  Variable x(ones({2, 3}), true);
+  Variable bad = make_result("bad_op", x.value().clone(), {x}, [](const Tensor& dout, Node& n) {
+    n.add_grad(0, sum(dout, 0));  // forgot to keep the shape
+  });
+  CHECK_THROWS_WITH_AS(sum(bad).backward(),
+                       "bad_op: gradient for input 0 has the wrong shape; expected [2, 3], got [3]",
+                       std::invalid_argument);
+}
+
+TEST_CASE("a chain of 100,000 ops: no stack overflow in backward or in destruction") {
+  Variable x(scalar(1), true);
+  {
+    Variable y = x;
+    for (int i = 0; i < 100000; ++i) y = y * real(1.00001);
+    y.backward();
+    CHECK(x.grad().item() == doctest::Approx(std::pow(1.00001, 100000)).epsilon(1e-3));
+  }
+  {
+    // Never backpropagated: the whole graph is destroyed when y goes out of scope.
+    Variable y = x;
+    for (int i = 0; i < 100000; ++i) y = tanh(y);
+    CHECK(y.op() == "tanh");
+  }
+}
+
+TEST_CASE("only leaves keep .grad, unless retain_grad() was called") {
+  Variable x(from_vector({1, 2}), true);
+  Variable h = x * real(3);
+  Variable k = h * real(2);
+  k.retain_grad();
+  sum(k).backward();
+  CHECK_FALSE(h.grad().defined());
+  CHECK(k.grad().to_vector() == std::vector<real>{1, 1});
+  CHECK(x.grad().to_vector() == std::vector<real>{6, 6});
+}
+
+TEST_CASE("NoGradGuard turns recording off; detach cuts the graph") {
+  Variable x(ones({2}), true);
+  {
+    NoGradGuard guard;
+    CHECK_FALSE(grad_enabled());
+    Variable y = x * real(2);
+    CHECK_FALSE(y.requires_grad());
+    CHECK(y.is_leaf());
+  }
+  CHECK(grad_enabled());
+  Variable z = (x * real(2)).detach();
+  CHECK(z.is_leaf());
+  CHECK_FALSE(z.requires_grad());
+  CHECK_THROWS_WITH_AS((x * real(2)).set_requires_grad(false),
+                       "set_requires_grad: only leaf Variables can change requires_grad; this one was made by "
+                       "'mul_scalar' (use detach() to get a leaf)",
+                       std::invalid_argument);
+}
+
+TEST_CASE("gradients flow only to inputs that require them") {
+  Variable w(ones({2}), true), c(ones({2}), false);
+  sum(w * c).backward();
+  CHECK(w.grad().defined());
+  CHECK_FALSE(c.grad().defined());
+}
+
+TEST_CASE("print_graph shows ops, shapes, names and shared nodes") {
+  Variable x = Variable(ones({2, 3}), true).set_name("x");
+  Variable t = tanh(x);
+  Variable loss = mean(t * t);
+  CHECK(graph_to_string(loss) ==
+        "mean [] #1\n"
+        "  <- mul [2, 3] #2\n"
+        "    <- tanh [2, 3] #3\n"
+        "      <- leaf 'x' [2, 3] requires_grad\n"
+        "    <- tanh [2, 3] (#3, shown above)\n");
+}
+
+TEST_CASE("ops on constants record nothing") {
+  Variable a(ones({2})), b(ones({2}));
+  Variable c = a + b;
+  CHECK(c.is_leaf());
+  CHECK(c.op() == "leaf");
+}

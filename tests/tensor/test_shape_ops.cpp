@@ -1,0 +1,83 @@
+// tests/tensor/test_shape_ops.cpp - transpose/permute, slice, concat/stack/split/chunk,
+// index_select/gather and their adjoints, with pinned error messages.
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+TEST_CASE("transpose and permute move elements") {
+  const Tensor x = arange(6).reshape({2, 3});
+  const Tensor t = transpose(x, 0, 1);
+  CHECK(t.shape() == Shape{3, 2});
+  CHECK(t.to_vector() == std::vector<real>{0, 3, 1, 4, 2, 5});
+  const Tensor y = arange(24).reshape({2, 3, 4});
+  const Tensor p = permute(y, {2, 0, 1});
+  CHECK(p.shape() == Shape{4, 2, 3});
+  CHECK(p.at({3, 1, 2}) == y.at({1, 2, 3}));
+  CHECK(permute(permute(y, {2, 0, 1}), {1, 2, 0}).to_vector() == y.to_vector());
+  CHECK(unsqueeze(x, 1).shape() == Shape{2, 1, 3});
+  CHECK(squeeze(unsqueeze(x, -1), -1).shape() == Shape{2, 3});
+}
+
+TEST_CASE("slice, narrow and slice_scatter") {
+  const Tensor x = arange(12).reshape({3, 4});
+  CHECK(slice(x, 1, 1, 3).to_vector() == std::vector<real>{1, 2, 5, 6, 9, 10});
+  CHECK(slice(x, 0, -1, 3).to_vector() == std::vector<real>{8, 9, 10, 11});
+  CHECK(narrow(x, 1, 2, 2).shape() == Shape{3, 2});
+  CHECK(slice(x, 1, 2, 2).shape() == Shape{3, 0});
+  const Tensor back = slice_scatter({3, 4}, 1, 1, slice(x, 1, 1, 3));
+  CHECK(back.to_vector() == std::vector<real>{0, 1, 2, 0, 0, 5, 6, 0, 0, 9, 10, 0});
+}
+
+TEST_CASE("concat, stack, split, chunk") {
+  const Tensor a = arange(4).reshape({2, 2}), b = full({2, 1}, 9);
+  CHECK(concat({a, b}, 1).to_vector() == std::vector<real>{0, 1, 9, 2, 3, 9});
+  CHECK(concat({a, a}, 0).shape() == Shape{4, 2});
+  CHECK(stack({a, a}, 0).shape() == Shape{2, 2, 2});
+  CHECK(stack({a, a * real(2)}, 2).to_vector() == std::vector<real>{0, 0, 1, 2, 2, 4, 3, 6});
+  const std::vector<Tensor> parts = split(arange(5), {2, 3}, 0);
+  CHECK(parts[1].to_vector() == std::vector<real>{2, 3, 4});
+  CHECK(split(arange(5), 2, 0).size() == 3);
+  const std::vector<Tensor> chunks = chunk(arange(5), 3, 0);  // torch.chunk: sizes 2, 2, 1
+  REQUIRE(chunks.size() == 3);
+  CHECK(chunks[2].to_vector() == std::vector<real>{4});
+}
+
+TEST_CASE("index_select, index_add, gather, scatter_add") {
+  const Tensor w = arange(6).reshape({3, 2});
+  CHECK(index_select(w, 0, from_vector({2, 0, 2})).to_vector() == std::vector<real>{4, 5, 0, 1, 4, 5});
+  CHECK(index_select(w, 1, from_vector({1})).to_vector() == std::vector<real>{1, 3, 5});
+  const Tensor added = index_add({3, 2}, 0, from_vector({2, 0, 2}), ones({3, 2}));
+  CHECK(added.to_vector() == std::vector<real>{1, 1, 0, 0, 2, 2});
+  const Tensor g = gather(w, 1, from_vector({1, 0, 0}, {3, 1}));
+  CHECK(g.to_vector() == std::vector<real>{1, 2, 4});
+  CHECK(scatter_add({3, 2}, 1, from_vector({1, 0, 0}, {3, 1}), ones({3, 1})).to_vector() ==
+        std::vector<real>{0, 1, 1, 0, 1, 0});
+}
+
+TEST_CASE("shape-op errors name the op, the expectation and what was found") {
+  const Tensor x = zeros({3, 4});
+  CHECK_THROWS_WITH_AS(slice(x, 1, 2, 5), "slice: range 2:5 is out of bounds for axis 1 of size 4 (shape [3, 4])",
+                       std::out_of_range);
+  CHECK_THROWS_WITH_AS(concat({x, zeros({2, 3})}, 0),
+                       "concat: expected shape [2, 4] (all axes but 0 equal to the first tensor's), got [2, 3] at position 1",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(stack({x, zeros({4, 3})}, 0), "stack: expected every tensor to have shape [3, 4], got [4, 3] at position 1",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(split(x, {1, 2}, 1), "split: expected sizes adding up to 4 (axis 1 of shape [3, 4]), got 3",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector({0, 3})), "index_select: index 3 is out of range for axis 0 of size 3",
+                       std::out_of_range);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector({-1})), "index_select: index -1 is out of range for axis 0 of size 3",
+                       std::out_of_range);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector({1.5})), "index_select: expected whole-number indices, got 1.5",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, zeros({1, 1})), "index_select: expected a 1-D index, got shape [1, 1]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(gather(x, 1, zeros({2, 1})), "gather: expected index size 3 in axis 0 (input shape [3, 4]), got index shape [2, 1]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(permute(zeros({2, 3}), {0, 0}), "permute: expected each axis once, got axis 0 twice",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(transpose(x, 0, 2), "transpose: axis 2 is out of range for a tensor of 2 dimensions (valid: -2..1)",
+                       std::out_of_range);
+  CHECK_THROWS_WITH_AS(squeeze(x, 0), "squeeze: expected axis 0 to have size 1, got shape [3, 4]", std::invalid_argument);
+}

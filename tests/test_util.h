@@ -1,0 +1,41 @@
+// tests/test_util.h - small helpers shared by the tests.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "seqgrad.h"
+
+namespace seqgrad::testing {
+
+// True when a and b have the same shape and every |a - b| <= atol + rtol |b|.
+inline bool allclose(const Tensor& a, const Tensor& b, double atol = 1e-5, double rtol = 1e-5) {
+  if (a.shape() != b.shape()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data()[i], y = b.data()[i];
+    if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+  }
+  return true;
+}
+
+// Random values with |x| >= 0.1: away from the kinks of relu/abs/max, where finite differences
+// straddle a corner and are meaningless.
+inline Tensor randn_away_from_zero(const Shape& shape) {
+  return map(randn(shape), [](real v) { return v >= 0 ? v + real(0.1) : v - real(0.1); });
+}
+
+// Positive values in [0.5, 2): for log, sqrt, pow and division.
+inline Tensor positive(const Shape& shape) {
+  return map(rand(shape), [](real v) { return real(0.5) + real(1.5) * v; });
+}
+
+}  // namespace seqgrad::testing
+
+// CHECK_GRAD(fn, {inputs...}): gradcheck with the worst element reported on failure.
+#define CHECK_GRAD(fn, ...)                                                    \
+  do {                                                                         \
+    const ::seqgrad::GradcheckResult r_ = ::seqgrad::gradcheck(fn, __VA_ARGS__); \
+    CHECK_MESSAGE(r_.ok, r_.message);                                          \
+  } while (0)
