@@ -88,8 +88,8 @@ std::vector<Variable> chunk(const Variable& x, int64_t chunks, int64_t axis);
 // Rows of x picked by a 1-D index along an axis.
 Variable index_select(const Variable& x, int64_t axis, const Tensor& index);
 // Embedding lookup: weight (V, C), ids of any shape (...) -> (..., C). A repeated id's rows
-// add up in weight's gradient.
-Variable embedding(const Variable& weight, const Tensor& ids);
+// add up in weight's gradient; the row of padding_idx (if >= 0) never receives a gradient.
+Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx = -1);
 // torch.gather along an axis (index has x's number of axes).
 Variable gather(const Variable& x, int64_t axis, const Tensor& index);
 // x where mask == 0, `value` where mask != 0 (mask broadcasts to x); no gradient to filled places.

@@ -1,5 +1,7 @@
 // autograd/ops_shape.cpp - layout and indexing ops: each backward puts the gradient back
 // where the forward took the values from (reshape back, transpose back, scatter, pad).
+#include <algorithm>
+
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
@@ -121,15 +123,20 @@ Variable index_select(const Variable& x, int64_t axis, const Tensor& index) {
   });
 }
 
-Variable embedding(const Variable& weight, const Tensor& ids) {
+Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
   check(weight.dim() == 2, "embedding: expected a weight of shape (V, C), got ", weight.shape());
+  const int64_t V = weight.size(0), C = weight.size(1);
+  check_index(padding_idx < V, "embedding: padding_idx ", padding_idx, " is out of range for ", V, " embeddings");
+  for (int64_t i = 0; i < ids.numel(); ++i) checked_index(ids.data()[i], V, 0, "embedding");
   Shape shape = ids.shape();
-  shape.push_back(weight.size(1));
+  shape.push_back(C);
   const Tensor flat = ids.reshape({ids.numel()});
   const Tensor out = index_select(weight.value(), 0, flat).reshape(shape);  // (..., C)
-  return make_result("embedding", out, {weight}, [flat](const Tensor& dout, Node& n) {
+  return make_result("embedding", out, {weight}, [flat, padding_idx, C](const Tensor& dout, Node& n) {
     // out[..., :] = weight[id, :]  =>  dweight[v, :] = sum of dout rows whose id is v
-    n.add_grad(0, index_add(n.inputs[0].shape(), 0, flat, dout.reshape({flat.numel(), -1})));
+    Tensor dweight = index_add(n.inputs[0].shape(), 0, flat, dout.reshape({flat.numel(), C}));
+    if (padding_idx >= 0) std::fill(dweight.data() + padding_idx * C, dweight.data() + (padding_idx + 1) * C, real(0));
+    n.add_grad(0, dweight);
   });
 }
 

@@ -1,0 +1,31 @@
+// nn/layernorm.cpp - LayerNorm composed from mean, sub, mul and sqrt.
+#include "nn/layernorm.h"
+
+#include "tensor/check.h"
+
+namespace seqgrad::nn {
+
+LayerNorm::LayerNorm(int64_t c, real eps_, bool affine) : normalized_shape(c), eps(eps_) {
+  check(c > 0, "LayerNorm: expected a positive normalized_shape, got ", c);
+  check(eps_ > 0, "LayerNorm: expected a positive eps, got ", eps_);
+  if (affine) {
+    weight = register_parameter("weight", ones({c}));
+    bias = register_parameter("bias", zeros({c}));
+  }
+}
+
+std::string LayerNorm::extra_repr() const {
+  return cat("(", normalized_shape, ",), eps=", eps, ", elementwise_affine=", weight.defined() ? "true" : "false");
+}
+
+Variable LayerNorm::forward(const Variable& x) {
+  check(x.dim() >= 1 && x.size(-1) == normalized_shape, "LayerNorm: expected input with ", normalized_shape,
+        " features (last axis), got shape ", x.shape());
+  Variable mu = mean(x, -1, /*keepdim=*/true);          // (..., 1)
+  Variable xc = x - mu;                                 // (..., C)
+  Variable var = mean(xc * xc, -1, /*keepdim=*/true);   // (..., 1), biased
+  Variable y = xc / sqrt(var + eps);                    // (..., C)
+  return weight.defined() ? y * weight + bias : y;
+}
+
+}  // namespace seqgrad::nn
