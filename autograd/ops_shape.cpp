@@ -52,8 +52,8 @@ Variable slice(const Variable& x, int64_t axis, int64_t start, int64_t end) {
   const int a = normalize_axis(axis, x.dim(), "slice");
   const int64_t s = start < 0 ? start + x.shape()[a] : start;
   return make_result("slice", slice(x.value(), a, start, end), {x}, [a, s](const Tensor& dout, Node& n) {
-    // out = x[s:e] along a  =>  dx = zeros with dout written back at [s:e]
-    n.add_grad(0, slice_scatter(n.inputs[0].shape(), a, s, dout));
+    // out = x[s:e] along a  =>  dx[s:e] += dout, and nothing elsewhere
+    n.add_grad_slice(0, a, s, dout);
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/shape_ops.h"
 
 namespace seqgrad {
 
@@ -109,6 +110,22 @@ void Node::add_grad(size_t i, const Tensor& g) {
   } else {
     acc = acc + g;
   }
+}
+
+void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
+  Variable& in = inputs[i];
+  if (!in.requires_grad()) return;
+  Shape expect = in.shape();
+  expect[axis] = g.dim() == in.dim() ? g.shape()[axis] : -1;
+  check(g.shape() == expect, op, ": gradient for input ", i, " has the wrong shape; expected ", expect, ", got ",
+        g.shape());
+  Tensor& acc = in.impl_->grad;
+  if (!acc.defined()) {
+    acc = zeros(in.shape());
+  } else if (!acc.is_unique()) {
+    acc = acc.clone();  // someone else sees this buffer: copy before writing
+  }
+  slice_add_(acc, axis, start, g);
 }
 
 Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward) {

@@ -92,6 +92,9 @@ struct Node {
   bool needs_grad(size_t i) const { return inputs[i].requires_grad(); }
   // Accumulate g into input i's gradient (g must have the input's shape).
   void add_grad(size_t i, const Tensor& g);
+  // Accumulate g into the region start.. along `axis` of input i's gradient (g has the input's
+  // shape except along axis). What slice's backward uses: no full-size zeros per slice.
+  void add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g);
 };
 
 // Records `value` as the result of op `op` applied to `inputs`. If gradient recording is on

@@ -77,7 +77,7 @@ Tensor squeeze(const Tensor& x, int64_t axis) {
 }
 
 // ================================================================================================
-// slice / narrow, and their adjoint slice_scatter
+// slice / narrow, and their adjoint slice_add_
 
 namespace {
 
@@ -117,15 +117,20 @@ Tensor narrow(const Tensor& x, int64_t axis, int64_t start, int64_t length) {
   return slice(x, a, s, s + length);
 }
 
-Tensor slice_scatter(const Shape& shape, int64_t axis, int64_t start, const Tensor& src) {
-  const int a = normalize_axis(axis, static_cast<int64_t>(shape.size()), "slice_scatter");
-  Tensor out = zeros(shape);
-  const AxisView v = axis_view(shape, a);
-  const int64_t n = src.shape()[a];
-  check_index(start >= 0 && start + n <= shape[a], "slice_scatter: ", n, " rows at ", start,
-              " do not fit axis ", a, " of size ", shape[a]);
-  if (src.numel() > 0) copy_block(src.data(), n, out.data(), shape[a], start, v.outer, n, v.inner, false);
-  return out;
+void slice_add_(Tensor& dst, int64_t axis, int64_t start, const Tensor& src) {
+  const int a = normalize_axis(axis, dst.dim(), "slice_add_");
+  const int64_t n = src.dim() == dst.dim() ? src.shape()[a] : -1;
+  Shape expect = dst.shape();
+  if (n >= 0) expect[a] = n;
+  check(n >= 0 && src.shape() == expect, "slice_add_: expected a source of shape ", expect, ", got ", src.shape());
+  check_index(start >= 0 && start + n <= dst.shape()[a], "slice_add_: ", n, " rows at ", start,
+              " do not fit axis ", a, " of size ", dst.shape()[a]);
+  const AxisView v = axis_view(dst.shape(), a);
+  for (int64_t o = 0; o < v.outer; ++o) {
+    real* d = dst.data() + (o * v.n + start) * v.inner;
+    const real* s = src.data() + o * n * v.inner;
+    for (int64_t i = 0; i < n * v.inner; ++i) d[i] += s[i];
+  }
 }
 
 // ================================================================================================

@@ -1,8 +1,8 @@
 // tensor/shape_ops.h - moving data between layouts: transpose, slice, concat, index.
 //
 // Every op here returns a new contiguous tensor (reshape, which shares storage, is a method
-// of Tensor). The *_backward-style helpers at the end (slice_scatter, index_add, scatter_add)
-// are the adjoints autograd needs: they put a gradient back where the forward took it from.
+// of Tensor). The helpers at the end (slice_add_, index_add, scatter_add) are the adjoints
+// autograd needs: they put a gradient back where the forward took it from.
 // Indices are whole numbers stored as real (see dtype.h) and are checked for range.
 // Read next: softmax.h.
 #pragma once
@@ -51,8 +51,9 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 // ----------------------------------------------------------------------------------------------
 // Adjoints (used by backward passes)
 
-// zeros(shape) with src written into positions start.. along axis (adjoint of slice).
-Tensor slice_scatter(const Shape& shape, int64_t axis, int64_t start, const Tensor& src);
+// dst[..., start:start+n, ...] += src along axis, in place (adjoint of slice). Adding into
+// one region of an existing gradient keeps an RNN unrolled over T steps O(T), not O(T^2).
+void slice_add_(Tensor& dst, int64_t axis, int64_t start, const Tensor& src);
 // zeros(shape) with src's rows added at rows index[j] along axis (adjoint of index_select).
 Tensor index_add(const Shape& shape, int64_t axis, const Tensor& index, const Tensor& src);
 // zeros(shape) with src added at the positions gather read (adjoint of gather).

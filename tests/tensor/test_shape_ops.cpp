@@ -18,14 +18,17 @@ TEST_CASE("transpose and permute move elements") {
   CHECK(squeeze(unsqueeze(x, -1), -1).shape() == Shape{2, 3});
 }
 
-TEST_CASE("slice, narrow and slice_scatter") {
+TEST_CASE("slice, narrow and slice_add_") {
   const Tensor x = arange(12).reshape({3, 4});
   CHECK(slice(x, 1, 1, 3).to_vector() == std::vector<real>{1, 2, 5, 6, 9, 10});
   CHECK(slice(x, 0, -1, 3).to_vector() == std::vector<real>{8, 9, 10, 11});
   CHECK(narrow(x, 1, 2, 2).shape() == Shape{3, 2});
   CHECK(slice(x, 1, 2, 2).shape() == Shape{3, 0});
-  const Tensor back = slice_scatter({3, 4}, 1, 1, slice(x, 1, 1, 3));
-  CHECK(back.to_vector() == std::vector<real>{0, 1, 2, 0, 0, 5, 6, 0, 0, 9, 10, 0});
+  Tensor back = ones({3, 4});
+  slice_add_(back, 1, 1, slice(x, 1, 1, 3));
+  CHECK(back.to_vector() == std::vector<real>{1, 2, 3, 1, 1, 6, 7, 1, 1, 10, 11, 1});
+  CHECK_THROWS_WITH_AS(slice_add_(back, 1, 3, slice(x, 1, 1, 3)), "slice_add_: 2 rows at 3 do not fit axis 1 of size 4",
+                       std::out_of_range);
 }
 
 TEST_CASE("concat, stack, split, chunk") {
