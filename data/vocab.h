@@ -1,0 +1,43 @@
+// data/vocab.h - Vocab: the two-way map between tokens and integer ids.
+//
+// Ids 0..3 are always the special tokens <pad> (padding), <bos> (begin of sequence), <eos>
+// (end of sequence) and <unk> (any token not in the vocabulary). Built from a corpus, the rest
+// are ordered by frequency (then alphabetically), so the same corpus always gives the same ids.
+// Depends on nothing but the standard library. Read next: tokenizer.h, tasks.h, batch.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace seqgrad::data {
+
+class Vocab {
+ public:
+  static constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
+
+  Vocab();  // only the four special tokens
+  // Every token appearing at least min_freq times in the sentences.
+  static Vocab build(const std::vector<std::vector<std::string>>& sentences, int64_t min_freq = 1);
+  // From a list whose first four entries are the special tokens (as tokens() returns).
+  static Vocab from_tokens(const std::vector<std::string>& tokens);
+
+  int64_t add(const std::string& token);  // its id (new or existing)
+  int64_t id(const std::string& token) const;  // kUnk when absent
+  const std::string& token(int64_t id) const;  // throws std::out_of_range for a bad id
+  bool contains(const std::string& token) const { return ids_.count(token) > 0; }
+  int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
+  const std::vector<std::string>& tokens() const { return tokens_; }
+
+  // tokens -> ids, optionally wrapped in <bos> ... <eos>
+  std::vector<int64_t> encode(const std::vector<std::string>& tokens, bool add_bos = false, bool add_eos = false) const;
+  // ids -> tokens, stopping at the first <eos> and dropping <pad>/<bos> (when strip_special)
+  std::vector<std::string> decode(const std::vector<int64_t>& ids, bool strip_special = true) const;
+
+ private:
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string, int64_t> ids_;
+};
+
+}  // namespace seqgrad::data

@@ -1,0 +1,136 @@
+// nn/seq2seq.cpp - encoder, context, bridge, decoder, greedy decoding.
+#include "nn/seq2seq.h"
+
+#include <limits>
+
+#include "data/vocab.h"
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+
+namespace seqgrad::nn {
+
+std::shared_ptr<RecurrentLayer> make_recurrent(CellType cell, const RNNOptions& o) {
+  switch (cell) {
+    case CellType::RNN: return std::make_shared<RNN>(o);
+    case CellType::LSTM: return std::make_shared<LSTM>(o);
+    case CellType::GRU: return std::make_shared<GRU>(o);
+  }
+  return std::make_shared<GRU>(o);
+}
+
+// ================================================================================================
+// Encoder
+
+Encoder::Encoder(const Seq2SeqOptions& o) : options_(o) {
+  embedding = register_module("embedding", std::make_shared<Embedding>(o.src_vocab, o.embed_dim, /*padding_idx=*/0));
+  rnn = register_module("rnn", make_recurrent(o.cell, RNNOptions(o.embed_dim, o.hidden_size)
+                                                           .with_num_layers(o.num_layers)
+                                                           .with_bidirectional(o.bidirectional)
+                                                           .with_dropout(o.dropout)));
+}
+
+EncoderOutput Encoder::forward(const Tensor& src, const std::vector<int64_t>& lengths) {
+  check(src.dim() == 2, "Encoder: expected source ids of shape (B, S), got ", src.shape());
+  const int64_t B = src.size(0), S = src.size(1), H = options_.hidden_size, D = options_.bidirectional ? 2 : 1;
+  Variable x = dropout(embedding->forward(src), options_.dropout, is_training());  // (B, S, E)
+  RNNResult r = rnn->forward(x, RNNState{}, lengths);
+  EncoderOutput out{r.output, r.state, Variable()};
+  switch (options_.context) {
+    case ContextKind::Last: {
+      // The top layer's final state, both directions side by side: rows (L-1)*D .. L*D-1.
+      const int64_t top = (options_.num_layers - 1) * D;
+      Variable h = slice(r.state.h, 0, top, top + D);                 // (D, B, H)
+      out.context = reshape(permute(h, {1, 0, 2}), {B, D * H});       // (B, D*H)
+      break;
+    }
+    case ContextKind::Mean: {
+      // Padded outputs are zero, so the sum over S counts real positions only.
+      Tensor len = Tensor::empty({B, 1});
+      for (int64_t b = 0; b < B; ++b) len.data()[b] = static_cast<real>(lengths.empty() ? S : lengths[b]);
+      out.context = sum(r.output, 1) / Variable(len);                  // (B, D*H)
+      break;
+    }
+    case ContextKind::Max: {
+      Tensor pad = zeros({B, S, 1});
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t s = lengths.empty() ? S : lengths[b]; s < S; ++s) pad.data()[b * S + s] = 1;
+      out.context = max(masked_fill(r.output, pad, -std::numeric_limits<real>::infinity()), 1);  // (B, D*H)
+      break;
+    }
+  }
+  return out;
+}
+
+// ================================================================================================
+// Decoder
+
+Decoder::Decoder(const Seq2SeqOptions& o, int64_t context_size) {
+  embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, o.embed_dim, /*padding_idx=*/0));
+  rnn = register_module("rnn", make_recurrent(o.cell, RNNOptions(o.embed_dim + context_size, o.hidden_size)
+                                                           .with_num_layers(o.num_layers)
+                                                           .with_dropout(o.dropout)));
+  out = register_module("out", std::make_shared<Linear>(o.hidden_size, o.tgt_vocab));
+}
+
+Variable Decoder::forward(const Tensor& tokens, const Variable& context, RNNState& state) {
+  const int64_t B = tokens.size(0), T = tokens.size(1), C = context.size(1);
+  Variable e = embedding->forward(tokens);                                      // (B, T, E)
+  Variable c = unsqueeze(context, 1) + Variable(zeros({B, T, C}));             // (B, T, C): c at every step
+  RNNResult r = rnn->forward(concat({e, c}, 2), state);
+  state = r.state;
+  return out->forward(r.output);                                                // (B, T, V)
+}
+
+// ================================================================================================
+// Seq2Seq
+
+Seq2Seq::Seq2Seq(const Seq2SeqOptions& o) : options(o) {
+  check(o.src_vocab > 4 && o.tgt_vocab > 4, "Seq2Seq: expected vocabularies larger than the 4 special tokens, got ",
+        o.src_vocab, " and ", o.tgt_vocab);
+  encoder = register_module("encoder", std::make_shared<Encoder>(o));
+  bridge = register_module("bridge", std::make_shared<Linear>(encoder->output_size(), o.num_layers * o.hidden_size));
+  decoder = register_module("decoder", std::make_shared<Decoder>(o, encoder->output_size()));
+}
+
+RNNState Seq2Seq::initial_state(const Variable& context) {
+  const int64_t B = context.size(0), L = options.num_layers, H = options.hidden_size;
+  Variable h = permute(reshape(tanh(bridge->forward(context)), {B, L, H}), {1, 0, 2});  // (L, B, H)
+  RNNState s{h, Variable()};
+  if (options.cell == CellType::LSTM) s.c = Variable(zeros({L, B, H}));
+  return s;
+}
+
+Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "Seq2Seq: expected target ids of shape (", src.size(0),
+        ", T), got ", tgt_in.shape());
+  EncoderOutput enc = encoder->forward(src, src_lengths);
+  RNNState state = initial_state(enc.context);
+  return decoder->forward(tgt_in, enc.context, state);
+}
+
+std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                                         int64_t max_len) {
+  NoGradGuard no_grad;
+  const int64_t B = src.size(0);
+  EncoderOutput enc = encoder->forward(src, src_lengths);
+  RNNState state = initial_state(enc.context);
+  Tensor token = full({B, 1}, static_cast<real>(data::Vocab::kBos));
+  std::vector<std::vector<int64_t>> result(B);
+  std::vector<bool> done(B, false);
+  for (int64_t t = 0; t < max_len; ++t) {
+    const Tensor next = argmax(decoder->forward(token, enc.context, state).value(), -1);  // (B, 1)
+    bool all_done = true;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t id = static_cast<int64_t>(next.data()[b]);
+      if (!done[b] && id == data::Vocab::kEos) done[b] = true;
+      if (!done[b]) result[b].push_back(id);
+      all_done = all_done && done[b];
+    }
+    if (all_done) break;
+    token = next;
+  }
+  return result;
+}
+
+}  // namespace seqgrad::nn

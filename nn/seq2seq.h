@@ -1,0 +1,99 @@
+// nn/seq2seq.h - the encoder-decoder (sequence to sequence) without attention.
+//
+// The encoder reads the source and squeezes it into one fixed-length context vector c: its
+// final hidden state (or the mean / max of all its states). The decoder starts from a state
+// made of c and writes the target one token at a time, y_i = g(c, y_1..y_{i-1}), with c also
+// fed to every step. Training uses teacher forcing (the decoder reads the true previous
+// token); greedy decoding feeds back its own argmax from <bos> until <eos>. One vector for a
+// whole sentence is the bottleneck attention removes (nn/attention.h, chapter 7 of the docs).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/rnn.h"
+
+namespace seqgrad::nn {
+
+// How the encoder's states become the context: the final state, or the mean or max over
+// every (non-padding) position.
+enum class ContextKind { Last, Mean, Max };
+
+struct Seq2SeqOptions {
+  Seq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
+  int64_t src_vocab, tgt_vocab;
+  int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;
+  CellType cell = CellType::GRU;
+  bool bidirectional = false;  // encoder only
+  ContextKind context = ContextKind::Last;
+  real dropout = 0;
+
+  Seq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
+  Seq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
+  Seq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
+  Seq2SeqOptions& with_cell(CellType v) { cell = v; return *this; }
+  Seq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
+  Seq2SeqOptions& with_context(ContextKind v) { context = v; return *this; }
+  Seq2SeqOptions& with_dropout(real v) { dropout = v; return *this; }
+};
+
+// A recurrent layer of the given cell type.
+std::shared_ptr<RecurrentLayer> make_recurrent(CellType cell, const RNNOptions& options);
+
+struct EncoderOutput {
+  Variable outputs;  // (B, S, D*H): the top layer's state at every source position
+  RNNState state;    // (L*D, B, H)
+  Variable context;  // (B, D*H): the whole source in one vector
+};
+
+class Encoder : public Module {
+ public:
+  explicit Encoder(const Seq2SeqOptions& options);
+  std::string name() const override { return "Encoder"; }
+  // src (B, S) ids, lengths (B) -> outputs, final state, context
+  EncoderOutput forward(const Tensor& src, const std::vector<int64_t>& lengths);
+  int64_t output_size() const { return options_.hidden_size * (options_.bidirectional ? 2 : 1); }
+
+  std::shared_ptr<Embedding> embedding;
+  std::shared_ptr<RecurrentLayer> rnn;
+
+ private:
+  Seq2SeqOptions options_;
+};
+
+class Decoder : public Module {
+ public:
+  Decoder(const Seq2SeqOptions& options, int64_t context_size);
+  std::string name() const override { return "Decoder"; }
+  // tokens (B, T) -> logits (B, T, V). Each step reads [embedding; context]; `state` (L, B, H)
+  // is read and replaced by the state after the last step, so one call can run a whole
+  // target (teacher forcing) or a single step (decoding).
+  Variable forward(const Tensor& tokens, const Variable& context, RNNState& state);
+
+  std::shared_ptr<Embedding> embedding;
+  std::shared_ptr<RecurrentLayer> rnn;
+  std::shared_ptr<Linear> out;  // (H -> V)
+};
+
+class Seq2Seq : public Module {
+ public:
+  explicit Seq2Seq(const Seq2SeqOptions& options);
+  std::string name() const override { return "Seq2Seq"; }
+  // Teacher forcing: src (B, S), tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V)
+  Variable forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // Greedy decoding, without recording a graph: each sequence's ids up to (not including) <eos>.
+  std::vector<std::vector<int64_t>> greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                                  int64_t max_len);
+  // The decoder's first state: tanh(W c + b) for every decoder layer (the "bridge").
+  RNNState initial_state(const Variable& context);
+
+  std::shared_ptr<Encoder> encoder;
+  std::shared_ptr<Linear> bridge;  // (D*H -> L*H)
+  std::shared_ptr<Decoder> decoder;
+  Seq2SeqOptions options;
+};
+
+}  // namespace seqgrad::nn

@@ -1,0 +1,111 @@
+// tests/data/test_data.cpp - vocabularies, UTF-8 tokenisers, toy tasks, padded batches.
+#include <set>
+
+#include "data/batch.h"
+#include "data/tasks.h"
+#include "data/tokenizer.h"
+#include "data/vocab.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+using namespace seqgrad::data;
+
+TEST_CASE("Vocab: specials first, then by frequency, unknowns map to <unk>") {
+  const Vocab v = Vocab::build({{"b", "a", "b"}, {"c", "b", "a"}, {"rare"}}, /*min_freq=*/2);
+  CHECK(v.tokens() == std::vector<std::string>{"<pad>", "<bos>", "<eos>", "<unk>", "b", "a"});
+  CHECK(v.id("b") == 4);
+  CHECK(v.id("rare") == Vocab::kUnk);
+  CHECK(v.encode({"a", "zzz"}, true, true) == std::vector<int64_t>{Vocab::kBos, 5, Vocab::kUnk, Vocab::kEos});
+  CHECK(v.decode({Vocab::kBos, 4, 5, Vocab::kEos, 4}) == std::vector<std::string>{"b", "a"});
+  CHECK(Vocab::from_tokens(v.tokens()).tokens() == v.tokens());
+  CHECK_THROWS_WITH_AS(v.token(6), "Vocab: token id 6 is out of range for a vocabulary of 6", std::out_of_range);
+  CHECK_THROWS_WITH_AS(Vocab::from_tokens({"a", "b"}), "Vocab: expected a token list starting with <pad>, <bos>, <eos>, <unk>",
+                       std::invalid_argument);
+}
+
+TEST_CASE("tokenisers: whitespace, and UTF-8 characters (Chinese splits into characters)") {
+  CHECK(split_whitespace("  billy eats\ta banana \n") == std::vector<std::string>{"billy", "eats", "a", "banana"});
+  CHECK(split_chars("比利 吃") == std::vector<std::string>{"比", "利", " ", "吃"});
+  CHECK(split_chars("naïve") == std::vector<std::string>{"n", "a", "ï", "v", "e"});
+  CHECK(split_chars("😀!") == std::vector<std::string>{"😀", "!"});
+  CHECK(join(split_chars("比利 吃"), "") == "比利 吃");
+  CHECK_THROWS_WITH_AS(split_chars(std::string("ab\xe6\xaf", 4)), "split_chars: invalid UTF-8 at byte 2", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(split_chars(std::string("a\x80")), "split_chars: invalid UTF-8 at byte 1", std::invalid_argument);
+}
+
+TEST_CASE("toy tasks: deterministic, correct targets, lengths in range") {
+  const TaskOptions o = TaskOptions().with_n(200).with_lengths(3, 7).with_symbols(5).with_seed(11);
+  const std::vector<Pair> rev = make_pairs(Task::Reverse, o);
+  CHECK(rev.size() == 200);
+  for (const Pair& p : rev) {
+    std::vector<std::string> s = split_whitespace(p.source), t = split_whitespace(p.target);
+    CHECK(s.size() >= 3);
+    CHECK(s.size() <= 7);
+    std::reverse(s.begin(), s.end());
+    CHECK(s == t);
+  }
+  CHECK(make_pairs(Task::Reverse, o)[17].source == rev[17].source);
+  const Pair sorted = make_pairs(Task::Sort, o)[0];
+  std::vector<std::string> t = split_whitespace(sorted.target);
+  CHECK(std::is_sorted(t.begin(), t.end()));
+  CHECK(make_pairs(Task::Copy, o)[3].source == make_pairs(Task::Copy, o)[3].target);
+  CHECK_THROWS_WITH_AS(parse_task("translate"), "task: expected one of copy, reverse, sort, date, got 'translate'",
+                       std::invalid_argument);
+}
+
+TEST_CASE("date task: every format of one date, all normalised to ISO") {
+  CHECK(format_date(2026, 11, 22, 0) == "22 Nov 2026");
+  CHECK(format_date(2026, 11, 22, 1) == "Nov 22, 2026");
+  CHECK(format_date(2026, 11, 22, 2) == "November 22, 2026");
+  CHECK(format_date(2026, 11, 22, 3) == "22 November 2026");
+  CHECK(format_date(2026, 11, 22, 4) == "2026/11/22");
+  CHECK(format_date(2026, 11, 22, 5) == "11/22/2026");
+  CHECK(format_date(2026, 11, 22, 6) == "22.11.2026");
+  CHECK(format_date(2026, 11, 22, 7) == "Sunday, November 22, 2026");
+  CHECK(format_date(2000, 2, 29, 7) == "Tuesday, February 29, 2000");
+  const std::vector<Pair> dates = make_pairs(Task::Date, TaskOptions().with_n(100).with_lengths(1, 40).with_seed(3));
+  std::set<std::string> shapes;
+  for (const Pair& p : dates) {
+    CHECK(p.target.size() == 10);
+    CHECK(p.target[4] == '-');
+    shapes.insert(p.source.substr(0, 2));
+  }
+  CHECK(shapes.size() > 10);
+  for (const Pair& p : make_pairs(Task::Date, TaskOptions().with_n(20).with_lengths(10, 11))) CHECK(p.source.size() <= 11);
+  CHECK_THROWS_WITH_AS(make_pairs(Task::Date, TaskOptions().with_lengths(1, 5)),
+                       "make_pairs: no date format fits source lengths 1..5 (dates are 10 to 29 characters long)",
+                       std::invalid_argument);
+}
+
+TEST_CASE("batches: padding, the teacher-forcing shift, lengths") {
+  const Batch b = make_batch({{5, 6, 7}, {8}}, {{9, 10}, {11, 12, 13}});
+  CHECK(b.src.to_vector() == std::vector<real>{5, 6, 7, 8, 0, 0});
+  CHECK(b.src_lengths == std::vector<int64_t>{3, 1});
+  // tgt_in = <bos> y, tgt_out = y <eos>
+  CHECK(b.tgt_in.to_vector() == std::vector<real>{1, 9, 10, 0, 1, 11, 12, 13});
+  CHECK(b.tgt_out.to_vector() == std::vector<real>{9, 10, 2, 0, 11, 12, 13, 2});
+  CHECK(b.tgt_lengths == std::vector<int64_t>{3, 4});
+  CHECK_THROWS_WITH_AS(make_batch({{}}, {{1}}), "make_batch: source 0 is empty", std::invalid_argument);
+}
+
+TEST_CASE("make_batches: every example exactly once; bucketing cuts padding") {
+  std::vector<int64_t> lengths;
+  Generator g(1);
+  for (int i = 0; i < 1000; ++i) lengths.push_back(1 + static_cast<int64_t>(g.randint(30)));
+  auto padding = [&](const std::vector<std::vector<size_t>>& batches) {
+    int64_t pad = 0;
+    for (const auto& batch : batches) {
+      int64_t longest = 0;
+      for (size_t i : batch) longest = std::max(longest, lengths[i]);
+      for (size_t i : batch) pad += longest - lengths[i];
+    }
+    return pad;
+  };
+  const auto bucketed = make_batches(lengths, 32, 7, true), plain = make_batches(lengths, 32, 7, false);
+  std::vector<size_t> seen;
+  for (const auto& batch : bucketed) seen.insert(seen.end(), batch.begin(), batch.end());
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen.size() == 1000);
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+  CHECK(padding(bucketed) * 5 < padding(plain));
+}
