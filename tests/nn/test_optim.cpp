@@ -1,7 +1,9 @@
 // tests/nn/test_optim.cpp - each optimizer against steps computed by hand, state save/restore,
 // gradient clipping, and the learning-rate schedules' values at known steps.
 #include <cmath>
+#include <cstdio>
 
+#include "nn/checkpoint.h"
 #include "nn/linear.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
@@ -168,4 +170,23 @@ TEST_CASE("optimizer and schedule errors") {
   nn::SGD opt({p}, nn::SGDOptions());
   CHECK_THROWS_WITH_AS(nn::NoamLR(opt, 512, 0), "NoamLR: expected a positive number of warm-up steps, got 0",
                        std::invalid_argument);
+}
+
+TEST_CASE("optimizer state survives a round trip through a safetensors file") {
+  manual_seed(2);
+  nn::Linear model(2, 2);
+  nn::SGD opt(model.parameters(), nn::SGDOptions(real(0.1)).with_momentum(real(0.9)));
+  sum(model.forward(Variable(randn({3, 2})))).backward();
+  opt.step();
+  const std::string path = "build/test_optim_state.safetensors";
+  nn::write_safetensors(path, opt.state_dict());
+  nn::SGD restored(model.parameters(), nn::SGDOptions(real(0.1)).with_momentum(real(0.9)));
+  restored.load_state_dict(nn::read_safetensors(path).tensors);
+  const nn::NamedTensors a = opt.state_dict(), b = restored.state_dict();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].first == b[i].first);
+    CHECK(a[i].second.to_vector() == b[i].second.to_vector());
+  }
+  std::remove(path.c_str());
 }
