@@ -30,38 +30,27 @@ std::string index_string(int64_t flat, const Shape& shape) {
 
 }  // namespace
 
-GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
-  const Generator saved = default_generator();
-  auto evaluate = [&](const std::vector<Variable>& vars) {
-    default_generator() = saved;
-    return fn(vars);
-  };
+namespace {
 
-  // 1. Analytic: one backward of L = sum(f(x) * R).
-  std::vector<Variable> vars;
-  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), /*requires_grad=*/true);
-  const Variable out = evaluate(vars);
-  Generator projection(opt.seed);
-  Tensor R = Tensor::empty(out.shape());
-  for (int64_t i = 0; i < R.numel(); ++i) R.data()[i] = static_cast<real>(2 * projection.uniform() - 1);
-  check(out.requires_grad(), "gradcheck: the function's output does not depend on any input");
-  out.backward(R);
-
-  // 2. Numeric: perturb one element at a time, without recording a graph.
+// The core of both checks. `leaves` already hold the analytic gradient of L = sum(f * R) in
+// .grad; each of their elements is perturbed in place by +-eps, `evaluate` recomputes f, and
+// the central difference is compared with the analytic value.
+GradcheckResult compare_with_finite_differences(const std::function<Variable()>& evaluate,
+                                                const std::vector<Variable>& leaves, const Tensor& R,
+                                                const GradcheckOptions& opt) {
   GradcheckResult result;
   double worst_ratio = -1;
   NoGradGuard no_grad;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    std::vector<Variable> probe;
-    for (const Tensor& t : inputs) probe.emplace_back(t.clone());
-    real* x = probe[k].value().data();
-    const Tensor& g = vars[k].grad();
-    for (int64_t i = 0; i < inputs[k].numel(); ++i) {
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    Variable leaf = leaves[k];
+    const Tensor g = leaf.grad().defined() ? leaf.grad().clone() : Tensor();
+    real* x = leaf.value().data();
+    for (int64_t i = 0; i < leaf.numel(); ++i) {
       const real original = x[i];
       x[i] = static_cast<real>(original + opt.eps);
-      const double plus = projected(evaluate(probe), R);
+      const double plus = projected(evaluate(), R);
       x[i] = static_cast<real>(original - opt.eps);
-      const double minus = projected(evaluate(probe), R);
+      const double minus = projected(evaluate(), R);
       x[i] = original;
       // Divide by the step actually taken (x +- eps rounded to real), not the nominal one.
       const double step = static_cast<double>(static_cast<real>(original + opt.eps)) -
@@ -76,9 +65,9 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
         result.max_abs_error = err;
         std::ostringstream os;
         os.precision(8);
-        os << "input " << k << " element " << index_string(i, inputs[k].shape()) << ": analytic "
-           << analytic << ", numeric " << numeric << ", |error| " << err << " vs tolerance " << tol << " ("
-           << kRealName << ", eps " << opt.eps << ")";
+        os << "input " << k << " element " << index_string(i, leaf.shape()) << ": analytic " << analytic
+           << ", numeric " << numeric << ", |error| " << err << " vs tolerance " << tol << " (" << kRealName
+           << ", eps " << opt.eps << ")";
         result.message = os.str();
       }
       if (!(err <= tol)) result.ok = false;
@@ -86,6 +75,38 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
   }
   if (result.message.empty()) result.message = "no input elements to check";
   return result;
+}
+
+// A fixed random projection R in [-1, 1), so one backward of sum(f * R) checks every output.
+Tensor projection_like(const Variable& out, uint64_t seed) {
+  Generator projection(seed);
+  Tensor R = Tensor::empty(out.shape());
+  for (int64_t i = 0; i < R.numel(); ++i) R.data()[i] = static_cast<real>(2 * projection.uniform() - 1);
+  return R;
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+  std::vector<Variable> vars;
+  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), /*requires_grad=*/true);
+  return gradcheck_parameters([&] { return fn(vars); }, vars, opt);
+}
+
+GradcheckResult gradcheck_parameters(const std::function<Variable()>& fn, const std::vector<Variable>& params,
+                                     const GradcheckOptions& opt) {
+  // Every evaluation starts from the same random state, so dropout draws the same mask.
+  const Generator saved = default_generator();
+  auto evaluate = [&] {
+    default_generator() = saved;
+    return fn();
+  };
+  for (Variable p : params) p.zero_grad();
+  const Variable out = evaluate();
+  check(out.requires_grad(), "gradcheck: the function's output does not depend on any input");
+  const Tensor R = projection_like(out, opt.seed);
+  out.backward(R);
+  return compare_with_finite_differences(evaluate, params, R, opt);
 }
 
 }  // namespace seqgrad

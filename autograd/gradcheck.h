@@ -44,4 +44,10 @@ using GradcheckFn = std::function<Variable(const std::vector<Variable>&)>;
 GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = GradcheckOptions());
 
+// The same check with respect to existing Variables (a layer's parameters), which are
+// perturbed in place and restored; fn builds the output from them. Their .grad is overwritten.
+//   auto r = gradcheck_parameters([&] { return layer.forward(x); }, layer.parameters());
+GradcheckResult gradcheck_parameters(const std::function<Variable()>& fn, const std::vector<Variable>& params,
+                                     const GradcheckOptions& options = GradcheckOptions());
+
 }  // namespace seqgrad

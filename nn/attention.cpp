@@ -1,0 +1,236 @@
+// nn/attention.cpp - masks, the seven score functions, attend, scaled dot-product attention.
+#include "nn/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/shape_ops.h"
+
+namespace seqgrad::nn {
+
+// ================================================================================================
+// Masks
+
+Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t S) {
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  Tensor m = zeros({B, S});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = std::max<int64_t>(lengths[b], 0); s < S; ++s) m.data()[b * S + s] = 1;
+  return m;
+}
+
+Tensor causal_mask(int64_t T) {
+  Tensor m = zeros({T, T});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = t + 1; s < T; ++s) m.data()[t * T + s] = 1;
+  return m;
+}
+
+Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis) {
+  if (!mask.defined()) return softmax(scores, axis);
+  // exp(-inf) = 0, so masked positions get exactly zero weight. A row that is entirely -inf
+  // has no maximum to subtract; the softmax kernel returns zeros there (tensor/softmax.h), and
+  // masked_fill sends no gradient to filled places, so nothing becomes NaN.
+  return softmax(masked_fill(scores, mask, -std::numeric_limits<real>::infinity()), axis);
+}
+
+// ================================================================================================
+// Score functions
+
+ScoreKind parse_score(const std::string& name) {
+  if (name == "dot") return ScoreKind::Dot;
+  if (name == "general") return ScoreKind::General;
+  if (name == "concat") return ScoreKind::Concat;
+  if (name == "additive") return ScoreKind::Additive;
+  if (name == "scaled-dot") return ScoreKind::ScaledDot;
+  if (name == "cosine") return ScoreKind::Cosine;
+  if (name == "mlp") return ScoreKind::MLP;
+  check(false, "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, got '", name, "'");
+  return ScoreKind::Dot;
+}
+
+std::string score_name(ScoreKind kind) {
+  switch (kind) {
+    case ScoreKind::Dot: return "dot";
+    case ScoreKind::General: return "general";
+    case ScoreKind::Concat: return "concat";
+    case ScoreKind::Additive: return "additive";
+    case ScoreKind::ScaledDot: return "scaled-dot";
+    case ScoreKind::Cosine: return "cosine";
+    case ScoreKind::MLP: return "mlp";
+  }
+  return "dot";
+}
+
+AttentionScore::AttentionScore(ScoreKind k, int64_t q, int64_t key) : kind(k), query_size(q), key_size(key) {}
+
+Variable AttentionScore::forward(const Variable& query, const Variable& keys) {
+  const std::string op = name();
+  check(keys.dim() == 3 && keys.size(2) == key_size, op, ": expected keys of shape (B, S, ", key_size, "), got ",
+        keys.shape());
+  check((query.dim() == 2 || query.dim() == 3) && query.size(0) == keys.size(0) && query.size(-1) == query_size, op,
+        ": expected a query of shape (", keys.size(0), ", ", query_size, ") or (", keys.size(0), ", T, ", query_size,
+        "), got ", query.shape());
+  if (query.dim() == 3) return score(query, keys);                    // (B, T, S)
+  return squeeze(score(unsqueeze(query, 1), keys), 1);                // (B, 1, S) -> (B, S)
+}
+
+namespace {
+
+// q . k for every pair: (B, T, H) x (B, S, H) -> (B, T, S)
+Variable dot_scores(const Variable& q, const Variable& k) { return matmul(q, k, /*trans_a=*/false, /*trans_b=*/true); }
+
+// v^T tanh(a + b) for every pair, where a = projected queries (B, T, A) and b = projected
+// keys (B, S, A): broadcast to (B, T, S, A), tanh, then the dot with v (A) -> (B, T, S).
+// Projecting first and adding is the same as W [q; k] with W = [W_q W_k]: A(T+S) work, not A*T*S.
+Variable tanh_scores(const Variable& a, const Variable& b, const Variable& v) {
+  Variable hidden = tanh(unsqueeze(a, 2) + unsqueeze(b, 1));       // (B, T, S, A)
+  return squeeze(matmul(hidden, unsqueeze(v, 1)), 3);              // (B, T, S, A) @ (A, 1) -> (B, T, S)
+}
+
+class DotScore : public AttentionScore {
+ public:
+  DotScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Dot, q, k) {
+    check(q == k, "DotScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  }
+  std::string name() const override { return "DotScore"; }
+  Variable score(const Variable& q, const Variable& k) override { return dot_scores(q, k); }
+};
+
+class ScaledDotScore : public AttentionScore {
+ public:
+  ScaledDotScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::ScaledDot, q, k) {
+    check(q == k, "ScaledDotScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  }
+  std::string name() const override { return "ScaledDotScore"; }
+  // Dot products of H unit-variance components have variance H; dividing by sqrt(H) keeps the
+  // softmax out of its flat, saturated region as H grows.
+  Variable score(const Variable& q, const Variable& k) override {
+    return dot_scores(q, k) / std::sqrt(static_cast<real>(key_size));
+  }
+};
+
+class GeneralScore : public AttentionScore {
+ public:
+  GeneralScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::General, q, k) {
+    W = register_module("W", std::make_shared<Linear>(k, q, /*bias=*/false));  // W_a: keys into query space
+  }
+  std::string name() const override { return "GeneralScore"; }
+  std::string extra_repr() const override { return cat(query_size, ", ", key_size); }
+  Variable score(const Variable& q, const Variable& k) override { return dot_scores(q, W->forward(k)); }  // q^T W_a k
+  std::shared_ptr<Linear> W;
+};
+
+class ConcatScore : public AttentionScore {
+ public:
+  ConcatScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::Concat, q, k) {
+    W = register_module("W", std::make_shared<Linear>(q + k, a, /*bias=*/false));  // W_a acts on [q; k]
+    v = register_parameter("v", randn({a}) / std::sqrt(static_cast<real>(a)));
+  }
+  std::string name() const override { return "ConcatScore"; }
+  std::string extra_repr() const override { return cat(query_size, ", ", key_size, ", ", W->out_features); }
+  Variable score(const Variable& q, const Variable& k) override {
+    // W [q; k] = W[:, :H_q] q + W[:, H_q:] k
+    Variable Wq = slice(W->weight, 1, 0, query_size), Wk = slice(W->weight, 1, query_size, query_size + key_size);
+    return tanh_scores(matmul(q, Wq, false, true), matmul(k, Wk, false, true), v);
+  }
+  std::shared_ptr<Linear> W;
+  Variable v;
+};
+
+class AdditiveScore : public AttentionScore {
+ public:
+  AdditiveScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::Additive, q, k) {
+    W = register_module("W", std::make_shared<Linear>(q, a, /*bias=*/false));
+    U = register_module("U", std::make_shared<Linear>(k, a, /*bias=*/true));
+    v = register_parameter("v", randn({a}) / std::sqrt(static_cast<real>(a)));
+  }
+  std::string name() const override { return "AdditiveScore"; }
+  std::string extra_repr() const override { return cat(query_size, ", ", key_size, ", ", W->out_features); }
+  Variable score(const Variable& q, const Variable& k) override {
+    return tanh_scores(W->forward(q), U->forward(k), v);  // v^T tanh(W q + U k + b)
+  }
+  std::shared_ptr<Linear> W, U;
+  Variable v;
+};
+
+class CosineScore : public AttentionScore {
+ public:
+  CosineScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Cosine, q, k) {
+    check(q == k, "CosineScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  }
+  std::string name() const override { return "CosineScore"; }
+  Variable score(const Variable& q, const Variable& k) override {
+    const real eps = real(1e-8);
+    Variable qn = q / sqrt(sum(q * q, -1, /*keepdim=*/true) + eps);  // unit length (B, T, H)
+    Variable kn = k / sqrt(sum(k * k, -1, /*keepdim=*/true) + eps);  // (B, S, H)
+    return dot_scores(qn, kn);                                          // in [-1, 1]
+  }
+};
+
+class MLPScore : public AttentionScore {
+ public:
+  MLPScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::MLP, q, k) {
+    W1 = register_module("W1", std::make_shared<Linear>(q + k, a));
+    W2 = register_module("W2", std::make_shared<Linear>(a, 1));
+  }
+  std::string name() const override { return "MLPScore"; }
+  std::string extra_repr() const override { return cat(query_size, ", ", key_size, ", ", W1->out_features); }
+  Variable score(const Variable& q, const Variable& k) override {
+    // W1 [q; k] + b1, computed as W1q q + (W1k k + b1) and broadcast to (B, T, S, A)
+    Variable Wq = slice(W1->weight, 1, 0, query_size), Wk = slice(W1->weight, 1, query_size, query_size + key_size);
+    Variable hidden = relu(unsqueeze(matmul(q, Wq, false, true), 2) + unsqueeze(matmul(k, Wk, false, true) + W1->bias, 1));
+    return squeeze(W2->forward(hidden), 3);  // (B, T, S, 1) -> (B, T, S)
+  }
+  std::shared_ptr<Linear> W1, W2;
+};
+
+}  // namespace
+
+std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k, int64_t a) {
+  if (a <= 0) a = q;
+  switch (kind) {
+    case ScoreKind::Dot: return std::make_shared<DotScore>(q, k);
+    case ScoreKind::General: return std::make_shared<GeneralScore>(q, k);
+    case ScoreKind::Concat: return std::make_shared<ConcatScore>(q, k, a);
+    case ScoreKind::Additive: return std::make_shared<AdditiveScore>(q, k, a);
+    case ScoreKind::ScaledDot: return std::make_shared<ScaledDotScore>(q, k);
+    case ScoreKind::Cosine: return std::make_shared<CosineScore>(q, k);
+    case ScoreKind::MLP: return std::make_shared<MLPScore>(q, k, a);
+  }
+  return std::make_shared<DotScore>(q, k);
+}
+
+// ================================================================================================
+// The weighted sum
+
+AttentionResult attend(const Variable& scores, const Variable& values, const Tensor& mask) {
+  check(values.dim() == 3 && values.size(0) == scores.size(0) && values.size(1) == scores.size(-1),
+        "attend: expected values of shape (", scores.size(0), ", ", scores.size(-1), ", H) for scores of shape ",
+        scores.shape(), ", got ", values.shape());
+  Tensor m = mask;
+  if (m.defined() && scores.dim() == 3) m = unsqueeze(mask, 1);  // (B, 1, S): the same for every query
+  AttentionResult r;
+  r.weights = masked_softmax(scores, m, -1);
+  if (scores.dim() == 2) {
+    r.context = squeeze(matmul(unsqueeze(r.weights, 1), values), 1);  // (B, 1, S) @ (B, S, H) -> (B, H)
+  } else {
+    r.context = matmul(r.weights, values);  // (B, T, S) @ (B, S, H) -> (B, T, H)
+  }
+  return r;
+}
+
+AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask) {
+  check(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() && q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2),
+        "scaled_dot_product_attention: expected q (..., T, HS), k (..., S, HS), v (..., S, HV), got ", q.shape(), ", ",
+        k.shape(), ", ", v.shape());
+  Variable scores = matmul(q, k, false, /*trans_b=*/true) / std::sqrt(static_cast<real>(q.size(-1)));  // (..., T, S)
+  AttentionResult r;
+  r.weights = masked_softmax(scores, mask, -1);
+  r.context = matmul(r.weights, v);  // (..., T, HV)
+  return r;
+}
+
+}  // namespace seqgrad::nn
