@@ -9,7 +9,7 @@
 //   cosine     q . k / (|q| |k|)            mlp       w2^T relu(W1 [q; k] + b1) + b2
 // Masks are Tensors where 1 marks a position that must NOT be attended (padding, the future);
 // a masked position gets weight exactly 0, and a row with every position masked gets all-zero
-// weights and zero gradients, never NaN. Read next: attention_decoder.h, then transformer.h.
+// weights and zero gradients, never NaN. Read next: attention_seq2seq.h, then transformer.h.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,210 @@
+// nn/attention_seq2seq.cpp - the attention decoders, one step at a time.
+#include "nn/attention_seq2seq.h"
+
+#include <cmath>
+#include <limits>
+
+#include "data/vocab.h"
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+#include "tensor/shape_ops.h"
+
+namespace seqgrad::nn {
+
+AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o) {
+  check(o.src_vocab > 4 && o.tgt_vocab > 4, "AttentionSeq2Seq: expected vocabularies larger than the 4 special tokens, got ",
+        o.src_vocab, " and ", o.tgt_vocab);
+  check(!o.local || o.window >= 1, "AttentionSeq2Seq: expected a local window D >= 1, got ", o.window);
+  const int64_t H = o.hidden_size, E = o.embed_dim;
+  encoder = register_module("encoder", std::make_shared<Encoder>(Seq2SeqOptions(o.src_vocab, o.tgt_vocab)
+                                                                       .with_embed_dim(E)
+                                                                       .with_hidden_size(H)
+                                                                       .with_num_layers(o.num_layers)
+                                                                       .with_cell(o.cell)
+                                                                       .with_bidirectional(o.bidirectional)
+                                                                       .with_dropout(o.dropout)));
+  const int64_t M = encoder->output_size();  // memory width: H, or 2H for a bidirectional encoder
+  bridge = register_module("bridge", std::make_shared<Linear>(M, H));
+  embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, E, /*padding_idx=*/0));
+  const bool luong = o.style == AttentionStyle::Luong;
+  // Bahdanau's RNN reads [y; c_t]; Luong's reads [y; h~_{t-1}] (input feeding).
+  auto new_cell = [&](int64_t in) -> std::shared_ptr<RecurrentCell> {
+    if (o.cell == CellType::LSTM) return std::make_shared<LSTMCell>(in, H);
+    if (o.cell == CellType::GRU) return std::make_shared<GRUCell>(in, H);
+    return std::make_shared<RNNCell>(in, H);
+  };
+  cell = register_module("cell", new_cell(luong ? E + H : E + M));
+  score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H));
+  if (luong) combine = register_module("combine", std::make_shared<Linear>(M + H, H, /*bias=*/false));
+  out = register_module("out", std::make_shared<Linear>(luong ? H : H + M, o.tgt_vocab));
+  if (o.local) {
+    position = register_module("position", std::make_shared<Linear>(H, H, /*bias=*/false));
+    position_v = register_parameter("position_v", randn({H}) / std::sqrt(static_cast<real>(H)));
+  }
+}
+
+std::string AttentionSeq2Seq::extra_repr() const {
+  return cat(options.style == AttentionStyle::Luong ? "luong" : "bahdanau", ", score=", score_name(options.score),
+             options.local ? cat(", local D=", options.window) : std::string(), options.hard ? ", hard" : "");
+}
+
+// ================================================================================================
+// Alignment
+
+Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, const Tensor& mask,
+                                 const std::vector<int64_t>& lengths) {
+  Variable scores = score->forward(query, memory);  // (B, S)
+  if (!options.local) return masked_softmax(scores, mask);
+  // Local-p: p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)), a real position in the source.
+  const int64_t B = memory.size(0), S = memory.size(1), D = options.window;
+  Tensor last = Tensor::empty({B, 1});
+  for (int64_t b = 0; b < B; ++b) last.data()[b] = static_cast<real>((lengths.empty() ? S : lengths[b]) - 1);
+  Variable p = Variable(last) * sigmoid(sum(tanh(position->forward(query)) * position_v, -1, /*keepdim=*/true));  // (B, 1)
+  // Only positions within D of p_t take part (plus the padding mask).
+  Tensor window = mask.defined() ? mask.clone() : zeros({B, S});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      if (std::abs(static_cast<real>(s) - p.value().data()[b]) > static_cast<real>(D)) window.data()[b * S + s] = 1;
+  // a_t(s) = align_t(s) exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2: the Gaussian favours
+  // positions near p_t, and is what lets p_t learn (the window itself is not differentiable).
+  const real sigma = static_cast<real>(D) / 2;
+  Variable distance = Variable(arange(S).reshape({1, S})) - p;                 // (B, S)
+  Variable gaussian = exp(distance * distance * (-1 / (2 * sigma * sigma)));  // (B, S)
+  return masked_softmax(scores, window) * gaussian;
+}
+
+// ================================================================================================
+// One decoder step
+
+AttentionSeq2Seq::Step AttentionSeq2Seq::step(const Variable& y, RNNState& state, Variable& feed, const Variable& memory,
+                                              const Tensor& mask, const std::vector<int64_t>& lengths) {
+  const bool luong = options.style == AttentionStyle::Luong;
+  if (luong) state = cell->forward(concat({y, feed}, 1), state);  // h_t from [y_{t-1}; h~_{t-1}]
+  // Bahdanau asks with the previous state, Luong with the new one.
+  Step r;
+  r.weights = align(state.h, memory, mask, lengths);  // (B, S)
+  Variable context;                                     // (B, M)
+  if (!options.hard) {
+    context = squeeze(matmul(unsqueeze(r.weights, 1), memory), 1);  // sum_s a_s m_s
+  } else {
+    // Hard attention: one position per sequence, sampled from a (training) or its argmax.
+    const int64_t B = memory.size(0), S = memory.size(1);
+    const Tensor a = r.weights.value();
+    Tensor onehot = zeros({B, S});
+    for (int64_t b = 0; b < B; ++b) {
+      const real* row = a.data() + b * S;
+      double total = 0;
+      for (int64_t s = 0; s < S; ++s) total += row[s];
+      int64_t chosen = 0;
+      if (is_training()) {
+        double u = sampler.uniform() * total, acc = 0;
+        for (chosen = 0; chosen < S - 1; ++chosen)
+          if ((acc += row[chosen]) > u) break;
+      } else {
+        for (int64_t s = 1; s < S; ++s)
+          if (row[s] > row[chosen]) chosen = s;
+      }
+      onehot.data()[b * S + chosen] = 1;
+    }
+    const Variable pick(onehot);
+    context = squeeze(matmul(unsqueeze(pick, 1), memory), 1);  // m_{chosen}
+    // log pi(chosen) = log a[chosen] - log sum a (the local Gaussian weights need renormalising)
+    r.log_prob = log(sum(r.weights * pick, -1) + real(1e-12)) - log(sum(r.weights, -1) + real(1e-12));
+  }
+  if (luong) {
+    feed = tanh(combine->forward(concat({context, state.h}, 1)));  // h~_t = tanh(W_c [c_t; h_t])
+    r.logits = out->forward(feed);
+  } else {
+    state = cell->forward(concat({y, context}, 1), state);  // s_t from [y_{t-1}; c_t]
+    r.logits = out->forward(concat({state.h, context}, 1));
+  }
+  return r;
+}
+
+// ================================================================================================
+// Forward (teacher forcing) and greedy decoding
+
+namespace {
+
+// The decoder's starting point: h_0 = tanh(W c + b) from the encoder's context; c_0 = 0.
+RNNState first_state(Linear& bridge, const EncoderOutput& enc, CellType cell) {
+  RNNState s{tanh(bridge.forward(enc.context)), Variable()};
+  if (cell == CellType::LSTM) s.c = Variable(zeros(s.h.shape()));
+  return s;
+}
+
+}  // namespace
+
+AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "AttentionSeq2Seq: expected target ids of shape (",
+        src.size(0), ", T), got ", tgt_in.shape());
+  const int64_t B = src.size(0), S = src.size(1), T = tgt_in.size(1);
+  const EncoderOutput enc = encoder->forward(src, src_lengths);  // memory (B, S, M)
+  const Tensor mask = padding_mask(src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths, S);
+  RNNState state = first_state(*bridge, enc, options.cell);
+  Variable feed(zeros({B, options.hidden_size}));  // h~_0 = 0 (Luong's input feeding)
+  const Variable y_all = embedding->forward(tgt_in);  // (B, T, E)
+  std::vector<Variable> logits, weights, log_probs;
+  for (int64_t t = 0; t < T; ++t) {
+    const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
+    Step r = step(y, state, feed, enc.outputs, mask, src_lengths);
+    logits.push_back(r.logits);
+    weights.push_back(r.weights);
+    if (r.log_prob.defined()) log_probs.push_back(r.log_prob);
+  }
+  AttentionOutput result{stack(logits, 1), stack(weights, 1), Variable()};  // (B, T, V), (B, T, S)
+  if (!log_probs.empty()) result.log_prob = sum(stack(log_probs, 1), 1);    // (B)
+  return result;
+}
+
+AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                                  int64_t max_len) {
+  check(max_len >= 1, "greedy_decode: expected max_len >= 1, got ", max_len);
+  NoGradGuard no_grad;
+  const int64_t B = src.size(0), S = src.size(1);
+  const std::vector<int64_t> lengths = src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths;
+  const EncoderOutput enc = encoder->forward(src, lengths);
+  const Tensor mask = padding_mask(lengths, S);
+  RNNState state = first_state(*bridge, enc, options.cell);
+  Variable feed(zeros({B, options.hidden_size}));
+  Tensor token = full({B}, static_cast<real>(data::Vocab::kBos));
+  AttentionDecoding result;
+  result.ids.resize(B);
+  std::vector<std::vector<Tensor>> rows(B);  // per sequence, the (S) weights of each step
+  std::vector<bool> done(B, false);
+  for (int64_t t = 0; t < max_len; ++t) {
+    Step r = step(embedding->forward(token), state, feed, enc.outputs, mask, lengths);
+    token = argmax(r.logits.value(), -1);  // (B)
+    bool all_done = true;
+    for (int64_t b = 0; b < B; ++b) {
+      if (done[b]) continue;
+      rows[b].push_back(slice(slice(r.weights.value(), 0, b, b + 1), 1, 0, lengths[b]).reshape({lengths[b]}));
+      const int64_t id = static_cast<int64_t>(token.data()[b]);
+      if (id == data::Vocab::kEos) {
+        done[b] = true;
+      } else {
+        result.ids[b].push_back(id);
+        all_done = false;
+      }
+    }
+    if (all_done) break;
+  }
+  for (int64_t b = 0; b < B; ++b) result.weights.push_back(stack(rows[b], 0));  // (T_out, S_b)
+  return result;
+}
+
+// ================================================================================================
+// REINFORCE for hard attention
+
+Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, real& baseline) {
+  check(nll.shape() == log_prob.shape(), "reinforce_loss: expected nll and log_prob of the same shape, got ", nll.shape(),
+        " and ", log_prob.shape());
+  const real batch_mean = mean(nll).item();
+  if (baseline < 0) baseline = batch_mean;           // first call: start the running mean here
+  const Tensor advantage = nll - scalar(baseline);   // > 0: worse than usual
+  baseline = real(0.9) * baseline + real(0.1) * batch_mean;
+  return mean(Variable(advantage) * log_prob);
+}
+
+}  // namespace seqgrad::nn

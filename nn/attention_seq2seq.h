@@ -1,0 +1,114 @@
+// nn/attention_seq2seq.h - encoder-decoder with attention: Bahdanau and Luong decoders,
+// global or local (Luong's local-p) attention, soft or hard (sampled) alignment.
+//
+// The encoder is seq2seq.h's, but the decoder no longer relies on one context vector: at every
+// step it scores all encoder states against its own state, turns the scores into alignment
+// weights, and reads their weighted sum c_t. The two classic decoders differ in when they look:
+//   Bahdanau (2015): query = previous state s_{t-1}; s_t = RNN([y_{t-1}; c_t], s_{t-1});
+//                    logits = W_o [s_t; c_t]
+//   Luong (2015):    h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})   (input feeding); query = h_t;
+//                    h~_t = tanh(W_c [c_t; h_t]);  logits = W_s h~_t
+// Local-p attention predicts a centre p_t = len * sigmoid(v_p^T tanh(W_p h_t)) and only looks
+// at [p_t - D, p_t + D], weighting by a Gaussian exp(-(s - p_t)^2 / (2 (D/2)^2)). Hard
+// attention samples one position from the weights instead of averaging; it is trained with
+// REINFORCE (reinforce_loss below). Read next: transformer.h, which drops the recurrence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/attention.h"
+#include "nn/seq2seq.h"
+#include "tensor/random.h"
+
+namespace seqgrad::nn {
+
+enum class AttentionStyle { Bahdanau, Luong };
+
+struct AttentionSeq2SeqOptions {
+  AttentionSeq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
+  int64_t src_vocab, tgt_vocab;
+  int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;  // num_layers: encoder only
+  CellType cell = CellType::GRU;
+  bool bidirectional = false;  // encoder
+  AttentionStyle style = AttentionStyle::Luong;
+  ScoreKind score = ScoreKind::General;
+  int64_t attention_size = 0;  // hidden width of concat/additive/mlp scores (0 = hidden_size)
+  bool local = false;          // Luong's local-p attention
+  int64_t window = 3;          // D: the window is 2D + 1 positions
+  bool hard = false;           // sample one position (train) / take the argmax (eval)
+  real dropout = 0;
+
+  AttentionSeq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
+  AttentionSeq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
+  AttentionSeq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
+  AttentionSeq2SeqOptions& with_cell(CellType v) { cell = v; return *this; }
+  AttentionSeq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
+  AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
+  AttentionSeq2SeqOptions& with_score(ScoreKind v) { score = v; return *this; }
+  AttentionSeq2SeqOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
+  AttentionSeq2SeqOptions& with_local(bool v, int64_t d = 3) { local = v; window = d; return *this; }
+  AttentionSeq2SeqOptions& with_hard(bool v) { hard = v; return *this; }
+  AttentionSeq2SeqOptions& with_dropout(real v) { dropout = v; return *this; }
+};
+
+struct AttentionOutput {
+  Variable logits;     // (B, T, V)
+  Variable weights;    // (B, T, S): the alignment at every decoder step
+  Variable log_prob;   // (B): hard attention only, sum over steps of log a_t[chosen position]
+};
+
+struct AttentionDecoding {
+  std::vector<std::vector<int64_t>> ids;          // per sequence, up to (not including) <eos>
+  std::vector<Tensor> weights;                    // per sequence, (T_out, S_b): a row per generated token, <eos> included
+};
+
+class AttentionSeq2Seq : public Module {
+ public:
+  explicit AttentionSeq2Seq(const AttentionSeq2SeqOptions& options);
+  std::string name() const override { return "AttentionSeq2Seq"; }
+  std::string extra_repr() const override;
+
+  // Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) and the alignments.
+  AttentionOutput forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // Greedy decoding (no graph), returning the alignment of every generated token.
+  AttentionDecoding greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths, int64_t max_len);
+
+  // The random numbers hard attention samples with (its own, so decoding stays reproducible).
+  Generator sampler{1234};
+
+  std::shared_ptr<Encoder> encoder;
+  std::shared_ptr<Linear> bridge;          // encoder context -> first decoder state
+  std::shared_ptr<Embedding> embedding;    // target tokens
+  std::shared_ptr<RecurrentCell> cell;     // the decoder RNN, one step at a time
+  std::shared_ptr<AttentionScore> score;
+  std::shared_ptr<Linear> combine;         // Luong: W_c [c_t; h_t] -> h~_t
+  std::shared_ptr<Linear> out;             // to the vocabulary
+  std::shared_ptr<Linear> position;        // local-p: W_p
+  Variable position_v;                     // local-p: v_p
+  AttentionSeq2SeqOptions options;
+
+ private:
+  struct Step {
+    Variable logits;   // (B, V)
+    Variable weights;  // (B, S)
+    Variable log_prob; // (B), hard only
+  };
+  // One decoder step: y_prev (B) token ids -> logits; updates state and the fed-back vector.
+  Step step(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
+            const std::vector<int64_t>& lengths);
+  // Alignment weights for one query (B, H) over the memory (B, S, D*H).
+  Variable align(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
+};
+
+// The REINFORCE surrogate for hard attention. nll (B) is each sequence's negative
+// log-likelihood (a reward of -nll), log_prob (B) the log-probability of the positions sampled;
+// baseline is a running mean of nll, updated here (b <- 0.9 b + 0.1 mean(nll)). Minimising
+//   mean_b[(nll_b - baseline) * log_prob_b]     (nll and baseline held constant)
+// gives the attention the gradient E[(R - b) grad log pi] of the expected reward: positions
+// that led to a lower loss than usual become more likely.
+Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, real& baseline);
+
+}  // namespace seqgrad::nn

@@ -1,0 +1,112 @@
+// tests/nn/test_attention_seq2seq.cpp - attention decoders: shapes, weights that sum to 1 and
+// skip padding, the local window, hard attention and REINFORCE, and "it learns".
+#include <cmath>
+
+#include "data/batch.h"
+#include "data/tasks.h"
+#include "nn/attention_seq2seq.h"
+#include "nn/loss.h"
+#include "nn/optim.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+using seqgrad::testing::allclose;
+
+TEST_CASE("shapes, and alignments that sum to 1 and ignore padding") {
+  manual_seed(1);
+  const data::Batch b = data::make_batch({{5, 6, 7, 8}, {8, 9}}, {{5, 6, 7}, {9}});
+  for (auto style : {nn::AttentionStyle::Luong, nn::AttentionStyle::Bahdanau}) {
+    nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_style(style).with_score(nn::ScoreKind::Additive)
+                                   .with_bidirectional(true).with_hidden_size(8));
+    const nn::AttentionOutput out = model.forward(b.src, b.src_lengths, b.tgt_in);
+    CHECK(out.logits.shape() == Shape{2, 4, 12});
+    CHECK(out.weights.shape() == Shape{2, 4, 4});
+    CHECK(allclose(sum(out.weights.value(), -1), ones({2, 4}), 1e-5));
+    for (int64_t t = 0; t < 4; ++t) {
+      CHECK(out.weights.value().at({1, t, 2}) == 0);  // the second source has 2 real positions
+      CHECK(out.weights.value().at({1, t, 3}) == 0);
+    }
+    const nn::AttentionDecoding d = model.greedy_decode(b.src, b.src_lengths, 5);
+    CHECK(d.ids.size() == 2);
+    CHECK(d.weights[1].size(1) == 2);  // only the real source positions
+  }
+}
+
+TEST_CASE("local-p attention: zero weight outside the window of 2D + 1 positions") {
+  manual_seed(2);
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_local(true, 2).with_hidden_size(8));
+  const Tensor src = from_vector({5, 6, 7, 8, 9, 10, 11, 5, 6, 7}, {1, 10});
+  const nn::AttentionOutput out = model.forward(src, {10}, from_vector({1, 5, 6}, {1, 3}));
+  const Tensor w = out.weights.value();
+  for (int64_t t = 0; t < 3; ++t) {
+    int64_t nonzero = 0, first = -1, last = -1;
+    for (int64_t s = 0; s < 10; ++s)
+      if (w.at({0, t, s}) > 0) {
+        ++nonzero;
+        if (first < 0) first = s;
+        last = s;
+      }
+    CHECK(nonzero >= 1);
+    CHECK(nonzero <= 5);           // at most 2D + 1 positions
+    CHECK(last - first <= 4);      // and they are contiguous around p_t
+  }
+}
+
+TEST_CASE("hard attention: one-hot contexts, a log-probability, REINFORCE's surrogate") {
+  manual_seed(3);
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_hard(true).with_hidden_size(8));
+  const data::Batch b = data::make_batch({{5, 6, 7}, {8, 9, 10}}, {{7, 6}, {10, 9}});
+  const nn::AttentionOutput out = model.forward(b.src, b.src_lengths, b.tgt_in);
+  REQUIRE(out.log_prob.defined());
+  CHECK(out.log_prob.shape() == Shape{2});
+  for (real lp : out.log_prob.value().to_vector()) CHECK(lp <= 0);
+  // surrogate = mean((nll - baseline) * log_prob); the first call starts the baseline at mean(nll)
+  real baseline = -1;
+  const Variable lp(from_vector({-1, -2}), true);
+  const Variable s = nn::reinforce_loss(from_vector({3, 5}), lp, baseline);
+  CHECK(s.item() == doctest::Approx(((3 - 4) * -1 + (5 - 4) * -2) / 2.0));
+  CHECK(baseline == doctest::Approx(4));
+  s.backward();
+  CHECK(lp.grad().to_vector() == std::vector<real>{-0.5, 0.5});  // the worse sequence's choice is discouraged
+}
+
+TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
+  manual_seed(4);
+  const auto pairs = data::make_pairs(data::Task::Reverse, data::TaskOptions().with_n(3000).with_lengths(4, 10).with_symbols(6).with_seed(9));
+  data::Vocab vocab;
+  for (char ch = 'a'; ch < 'a' + 6; ++ch) vocab.add(std::string(1, ch));
+  const auto tok = data::Tokenization::Space;
+  const data::EncodedPairs enc = data::encode_pairs(pairs, vocab, tok, vocab, tok);
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(vocab.size(), vocab.size()).with_hidden_size(32).with_embed_dim(16));
+  nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.01)));
+  std::vector<int64_t> lengths;
+  for (const auto& s : enc.src) lengths.push_back(static_cast<int64_t>(s.size()));
+  int64_t step = 0;
+  for (uint64_t epoch = 0; step < 500; ++epoch)
+    for (const auto& idx : data::make_batches(lengths, 32, epoch)) {
+      if (++step > 500) break;
+      const data::Batch b = enc.batch(idx);
+      opt.zero_grad();
+      nn::cross_entropy(model.forward(b.src, b.src_lengths, b.tgt_in).logits, b.tgt_out,
+                        nn::CrossEntropyOptions().with_ignore_index(0))
+          .backward();
+      nn::clip_grad_norm(model.parameters(), 1);
+      opt.step();
+    }
+  model.eval();
+  std::vector<size_t> first(200);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = i;
+  const data::Batch test = enc.batch(first);
+  const nn::AttentionDecoding d = model.greedy_decode(test.src, test.src_lengths, 12);
+  int correct = 0;
+  for (size_t i = 0; i < first.size(); ++i) correct += d.ids[i] == enc.tgt[i];
+  INFO("exact match " << correct << " / 200");
+  CHECK(correct >= 160);  // 80% exact match; chance is (1/6)^length
+}
+
+TEST_CASE("attention seq2seq errors") {
+  CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_local(true, 0)),
+                       "AttentionSeq2Seq: expected a local window D >= 1, got 0", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_bidirectional(true).with_score(nn::ScoreKind::Dot)),
+                       "DotScore: expected query and key sizes to be equal, got 64 and 128", std::invalid_argument);
+}
