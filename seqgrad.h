@@ -36,11 +36,14 @@
 #include "nn/seq2seq.h"
 
 #include "data/batch.h"
+#include "data/metrics.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
+#include "data/translation.h"
 #include "data/vocab.h"
 
+#include "viz/heatmap.h"
 #include "viz/plot.h"
 #include "viz/progress.h"
 #include "viz/svg.h"

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "data/translation.h"
 #include "tensor/check.h"
 #include "tensor/random.h"
 
@@ -15,7 +16,9 @@ Task parse_task(const std::string& name) {
   if (name == "reverse") return Task::Reverse;
   if (name == "sort") return Task::Sort;
   if (name == "date") return Task::Date;
-  check(false, "task: expected one of copy, reverse, sort, date, got '", name, "'");
+  if (name == "en-zh") return Task::EnZh;
+  if (name == "en-fr") return Task::EnFr;
+  check(false, "task: expected one of copy, reverse, sort, date, en-zh, en-fr, got '", name, "'");
   return Task::Copy;
 }
 
@@ -25,6 +28,8 @@ std::string task_name(Task task) {
     case Task::Reverse: return "reverse";
     case Task::Sort: return "sort";
     case Task::Date: return "date";
+    case Task::EnZh: return "en-zh";
+    case Task::EnFr: return "en-fr";
   }
   return "copy";
 }
@@ -90,6 +95,9 @@ std::vector<Pair> make_pairs(Task task, const TaskOptions& o) {
   check(o.min_len >= 1 && o.min_len <= o.max_len, "make_pairs: expected 1 <= min_len <= max_len, got ", o.min_len,
         " and ", o.max_len);
   check(o.symbols >= 1 && o.symbols <= 26, "make_pairs: expected 1 to 26 symbols, got ", o.symbols);
+  if (task == Task::EnZh || task == Task::EnFr)
+    return make_translation_pairs(task == Task::EnZh ? TargetLanguage::Chinese : TargetLanguage::French, o.n, o.min_len,
+                                  o.max_len, o.seed);
   Generator g(o.seed);
   std::vector<Pair> pairs;
   for (int64_t i = 0; i < o.n; ++i) {

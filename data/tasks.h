@@ -19,12 +19,12 @@ struct Pair {
   std::string source, target;
 };
 
-enum class Task { Copy, Reverse, Sort, Date };
+enum class Task { Copy, Reverse, Sort, Date, EnZh, EnFr };  // en-zh, en-fr: data/translation.h
 
-// "copy" | "reverse" | "sort" | "date"; anything else throws naming the choices.
+// "copy" | "reverse" | "sort" | "date" | "en-zh" | "en-fr"; anything else throws naming the choices.
 Task parse_task(const std::string& name);
 std::string task_name(Task task);
-// How a task's text is split: words for copy/reverse/sort, characters for dates.
+// How a task's text is split: characters for dates, words for the others.
 Tokenization task_tokenization(Task task);
 
 struct TaskOptions {

@@ -49,7 +49,7 @@ TEST_CASE("toy tasks: deterministic, correct targets, lengths in range") {
   std::vector<std::string> t = split_whitespace(sorted.target);
   CHECK(std::is_sorted(t.begin(), t.end()));
   CHECK(make_pairs(Task::Copy, o)[3].source == make_pairs(Task::Copy, o)[3].target);
-  CHECK_THROWS_WITH_AS(parse_task("translate"), "task: expected one of copy, reverse, sort, date, got 'translate'",
+  CHECK_THROWS_WITH_AS(parse_task("translate"), "task: expected one of copy, reverse, sort, date, en-zh, en-fr, got 'translate'",
                        std::invalid_argument);
 }
 

@@ -1,0 +1,77 @@
+// tests/data/test_translation_metrics.cpp - the translation grammar's word-order rules, and the
+// metrics against hand-computed values, including BLEU's brevity penalty and edge cases.
+#include <cmath>
+
+#include "data/metrics.h"
+#include "data/tasks.h"
+#include "data/tokenizer.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+using namespace seqgrad::data;
+
+namespace {
+// The first generated pair whose English side satisfies `want`.
+Pair find(Task task, const std::function<bool(const std::string&)>& want) {
+  for (const Pair& p : make_pairs(task, TaskOptions().with_n(3000).with_lengths(1, 20).with_seed(5)))
+    if (want(p.source)) return p;
+  FAIL("no such sentence");
+  return {};
+}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("translation grammar: deterministic, and the reordering rules hold") {
+  const auto a = make_pairs(Task::EnZh, TaskOptions().with_n(50).with_seed(1));
+  CHECK(make_pairs(Task::EnZh, TaskOptions().with_n(50).with_seed(1))[49].target == a[49].target);
+  CHECK(make_pairs(Task::EnFr, TaskOptions().with_n(50).with_seed(1))[49].source == a[49].source);  // same English
+
+  // Chinese: the time word comes right after the subject, before the verb; the past adds 了.
+  const Pair zh = find(Task::EnZh, [](const std::string& s) { return has(s, " ate ") && has(s, "yesterday"); });
+  const Tokens z = split_whitespace(zh.target);
+  CHECK(z[1] == "昨天");
+  CHECK(z[2] == "吃");
+  CHECK(z[3] == "了");
+  // Chinese counts with a measure word and has no plural.
+  const Pair count = find(Task::EnZh, [](const std::string& s) { return has(s, "three books"); });
+  CHECK(has(count.target, "三 本 书"));
+  // French: colours after the noun, agreeing in gender and number; petit/grand before it.
+  const Pair red = find(Task::EnFr, [](const std::string& s) { return has(s, "two red apples"); });
+  CHECK(has(red.target, "deux pommes rouges"));
+  const Pair small = find(Task::EnFr, [](const std::string& s) { return has(s, "a small cat"); });
+  CHECK(has(small.target, "un petit chat"));
+  const Pair big = find(Task::EnFr, [](const std::string& s) { return has(s, "a big car"); });
+  CHECK(has(big.target, "une grande voiture"));
+  // French past: passé composé, with j'ai for "i".
+  const Pair past = find(Task::EnFr, [](const std::string& s) { return s.rfind("i ate ", 0) == 0; });
+  CHECK(past.target.rfind("j'ai mangé ", 0) == 0);
+  // Example from the task description.
+  const Pair billy = find(Task::EnZh, [](const std::string& s) { return s == "billy eats a banana"; });
+  CHECK(billy.target == "比利 吃 香蕉");
+}
+
+TEST_CASE("edit distance, exact match, token error rate") {
+  CHECK(edit_distance({"a", "b", "c"}, {"a", "c"}) == 1);
+  CHECK(edit_distance({}, {"x", "y"}) == 2);
+  CHECK(edit_distance({"k", "i", "t", "t", "e", "n"}, {"s", "i", "t", "t", "i", "n", "g"}) == 3);
+  CHECK(exact_match({{"a"}, {"b"}}, {{"a"}, {"c"}}) == 0.5);
+  // 1 edit over 3 reference tokens + 2 edits over 2 = 3 / 5
+  CHECK(token_error_rate({{"a", "b"}, {}}, {{"a", "b", "c"}, {"x", "y"}}) == doctest::Approx(0.6));
+  CHECK_THROWS_WITH_AS(exact_match({{"a"}}, {}), "exact_match: expected as many hypotheses as references, got 1 and 0",
+                       std::invalid_argument);
+}
+
+TEST_CASE("BLEU: perfect, hand-computed precisions, brevity penalty, edge cases") {
+  const Tokens ref = {"the", "cat", "sat", "on", "the", "mat"};
+  CHECK(bleu({ref}, {ref}) == doctest::Approx(100));
+  // hypothesis "the cat sat on a mat": 1-grams 5/6, 2-grams 3/5, 3-grams 2/4, 4-grams 1/3
+  const double expected = 100 * std::exp((std::log(5.0 / 6) + std::log(3.0 / 5) + std::log(2.0 / 4) + std::log(1.0 / 3)) / 4);
+  CHECK(bleu({{"the", "cat", "sat", "on", "a", "mat"}}, {ref}) == doctest::Approx(expected));
+  // A correct but short hypothesis: all precisions 1, brevity penalty exp(1 - 6/4).
+  CHECK(bleu({{"the", "cat", "sat", "on"}}, {ref}) == doctest::Approx(100 * std::exp(1 - 6.0 / 4)));
+  // Clipping: "the the the the" matches "the" at most twice.
+  CHECK(bleu({{"the", "the", "the", "the"}}, {ref}, 1) == doctest::Approx(50.0 * std::exp(1 - 6.0 / 4)));
+  CHECK(bleu({{"x", "y"}}, {ref}) == 0);          // no 4-gram at all
+  CHECK(bleu({{}}, {ref}) == 0);                  // empty hypothesis
+  CHECK(bleu({}, {}) == 0);
+}
