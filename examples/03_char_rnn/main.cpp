@@ -1,0 +1,149 @@
+// examples/03_char_rnn - a character-level language model: RNN versus LSTM.
+//
+// New since 02: sequences. A recurrent layer reads text one character at a time and, at every
+// step, predicts the next character from its hidden state. We train a plain RNN and an LSTM of
+// the same size on the same text, compare their validation loss (in bits per character), and
+// let each write new text by sampling one character at a time at three temperatures.
+//   build/examples/03_char_rnn [--steps N]
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+#include "data/tokenizer.h"
+#include "data/vocab.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/optim.h"
+#include "nn/rnn.h"
+#include "seqgrad.h"
+#include "viz/progress.h"
+
+using namespace seqgrad;
+
+// The text: sentences from a small grammar about this very project, generated from a seed.
+// Spelling, word boundaries and which words follow which are what a model can learn; the
+// choices between equally likely words are not, so the loss cannot reach zero.
+std::string make_text(int64_t sentences, uint64_t seed) {
+  const std::vector<std::string> subjects = {"the encoder", "the decoder", "a model", "the student", "attention",
+                                             "every layer", "the transformer", "an lstm"};
+  const std::vector<std::string> verbs = {"reads", "writes", "scores", "remembers", "forgets", "predicts", "learns"};
+  const std::vector<std::string> objects = {"the sentence", "every word", "the next character", "the context",
+                                            "a hidden state", "the source", "its own output"};
+  const std::vector<std::string> endings = {"", " one word at a time", " in parallel", " from the start",
+                                            " with a softmax", " again and again"};
+  Generator g(seed);
+  auto pick = [&g](const std::vector<std::string>& words) { return words[g.randint(words.size())]; };
+  std::string text;
+  for (int64_t i = 0; i < sentences; ++i) text += pick(subjects) + " " + pick(verbs) + " " + pick(objects) + pick(endings) + ". ";
+  return text;
+}
+
+struct Model : nn::Module {
+  Model(nn::CellType cell, int64_t vocab, int64_t hidden) {
+    embed = register_module("embed", std::make_shared<nn::Embedding>(vocab, 16));
+    rnn = register_module("rnn", cell == nn::CellType::LSTM
+                                     ? std::shared_ptr<nn::RecurrentLayer>(std::make_shared<nn::LSTM>(nn::RNNOptions(16, hidden)))
+                                     : std::make_shared<nn::RNN>(nn::RNNOptions(16, hidden)));
+    head = register_module("head", std::make_shared<nn::Linear>(hidden, vocab));
+  }
+  std::string name() const override { return "CharModel"; }
+  // ids (B, T) -> logits (B, T, V); the state carries over between calls (for sampling)
+  Variable forward(const Tensor& ids, nn::RNNState& state) {
+    nn::RNNResult r = rnn->forward(embed->forward(ids), state);
+    state = r.state;
+    return head->forward(r.output);
+  }
+  std::shared_ptr<nn::Embedding> embed;
+  std::shared_ptr<nn::RecurrentLayer> rnn;
+  std::shared_ptr<nn::Linear> head;
+};
+
+int main(int argc, char** argv) {
+  // ---------------------------------------------------------------------------------------------
+  // Config
+  int64_t steps = 800;
+  if (argc == 3 && std::string(argv[1]) == "--steps") steps = std::stoll(argv[2]);
+  const int64_t batch = 32, window = 48, hidden = 128;
+
+  // ---------------------------------------------------------------------------------------------
+  // Data: characters -> ids; 2000 sentences to train on, then 200 new ones to validate on
+  const std::vector<std::string> chars = data::split_chars(make_text(2200, /*seed=*/1));
+  const data::Vocab vocab = data::Vocab::build({chars});
+  const std::vector<int64_t> ids = vocab.encode(chars);
+  const int64_t split = static_cast<int64_t>(ids.size()) * 10 / 11;
+  std::cout << ids.size() << " characters, vocabulary of " << vocab.size() << "\n";
+
+  // A batch of random windows: x = text[i .. i+window), y = text[i+1 .. i+window] (next characters)
+  auto sample_batch = [&](int64_t lo, int64_t hi, Tensor& x, Tensor& y) {
+    x = Tensor::empty({batch, window});
+    y = Tensor::empty({batch, window});
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t start = lo + static_cast<int64_t>(default_generator().randint(hi - lo - window - 1));
+      for (int64_t t = 0; t < window; ++t) {
+        x.at({b, t}) = static_cast<real>(ids[start + t]);
+        y.at({b, t}) = static_cast<real>(ids[start + t + 1]);
+      }
+    }
+  };
+
+  for (nn::CellType cell : {nn::CellType::RNN, nn::CellType::LSTM}) {
+    const std::string name = cell == nn::CellType::LSTM ? "LSTM" : "RNN";
+    // -------------------------------------------------------------------------------------------
+    // Model and training
+    manual_seed(7);
+    Model model(cell, vocab.size(), hidden);
+    nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
+    viz::ProgressBar bar(steps, name);
+    for (int64_t step = 1; step <= steps; ++step) {
+      Tensor x, y;
+      sample_batch(0, split, x, y);
+      nn::RNNState state;
+      Variable loss = nn::cross_entropy(model.forward(x, state), y);  // logits (B, T, V) vs y (B, T)
+      opt.zero_grad();
+      loss.backward();
+      nn::clip_grad_norm(model.parameters(), 1);
+      opt.step();
+      bar.update(step, {{"loss", loss.item()}}, batch * window);
+    }
+    bar.finish();
+
+    // -------------------------------------------------------------------------------------------
+    // Evaluation: validation loss in bits per character (cross-entropy / ln 2)
+    NoGradGuard no_grad;
+    manual_seed(99);
+    double val = 0;
+    for (int i = 0; i < 20; ++i) {
+      Tensor x, y;
+      sample_batch(split - window, static_cast<int64_t>(ids.size()), x, y);
+      nn::RNNState state;
+      val += nn::cross_entropy(model.forward(x, state), y).item() / 20;
+    }
+    std::cout << name << ": validation " << std::fixed << std::setprecision(3) << val / std::log(2.0)
+              << " bits per character\n";
+
+    // Sampling: feed one character, draw the next from softmax(logits / temperature), repeat.
+    for (real temperature : {real(0.5), real(1.0), real(1.5)}) {
+      nn::RNNState state;
+      std::string text = "the ";
+      Tensor input = Tensor::empty({1, 4});
+      for (int64_t i = 0; i < 4; ++i) input.data()[i] = static_cast<real>(vocab.id(std::string(1, text[i])));
+      for (int i = 0; i < 120; ++i) {
+        const Tensor logits = model.forward(input, state).value();             // (1, t, V)
+        const Tensor last = slice(logits, 1, -1, logits.size(1)).reshape({-1});  // (V)
+        const Tensor p = softmax(last / temperature, 0);
+        double u = default_generator().uniform(), acc = 0;
+        int64_t next = vocab.size() - 1;
+        for (int64_t v = 0; v < vocab.size(); ++v)
+          if ((acc += p.data()[v]) > u) {
+            next = v;
+            break;
+          }
+        text += vocab.token(next);
+        input = full({1, 1}, static_cast<real>(next));
+      }
+      std::cout << "  T=" << std::setprecision(1) << temperature << ": " << text << "\n";
+    }
+  }
+  return 0;
+}
