@@ -1,0 +1,23 @@
+// data/corpus.h - reading and writing parallel corpora: one "source<TAB>target" pair per line.
+//
+// Files are UTF-8. Blank lines are skipped; a trailing '\r' (Windows line ends) is removed. A
+// line without a tab, a missing file or a file with no pairs is an error that names the file
+// and the line ("corpus.tsv:12: expected 'source<TAB>target', found no tab"). The text is not
+// tokenised here: that is tokenizer.h's job, chosen per side.
+#pragma once
+
+#include <istream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "data/tasks.h"
+
+namespace seqgrad::data {
+
+// `name` is used in error messages (the path, or "<stdin>").
+std::vector<Pair> read_tsv(std::istream& in, const std::string& name);
+std::vector<Pair> read_tsv_file(const std::string& path);
+void write_tsv(std::ostream& out, const std::vector<Pair>& pairs);
+
+}  // namespace seqgrad::data

@@ -1,0 +1,33 @@
+// tests/data/test_corpus.cpp - the TSV corpus reader: pairs, blank lines, CRLF, and errors that
+// name FILE:LINE.
+#include <sstream>
+
+#include "data/corpus.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+TEST_CASE("read_tsv: pairs, blank lines skipped, Windows line ends, UTF-8 kept") {
+  std::istringstream in("billy eats a banana\t比利 吃 香蕉\r\n\n  \nhe reads\til lit\n");
+  const std::vector<data::Pair> pairs = data::read_tsv(in, "c.tsv");
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].target == "比利 吃 香蕉");
+  CHECK(pairs[1].source == "he reads");
+  std::ostringstream out;
+  data::write_tsv(out, pairs);
+  CHECK(out.str() == "billy eats a banana\t比利 吃 香蕉\nhe reads\til lit\n");
+}
+
+TEST_CASE("read_tsv errors name the file and line") {
+  std::istringstream no_tab("a\tb\nno tab here\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(no_tab, "c.tsv"), "c.tsv:2: expected 'source<TAB>target', found no tab",
+                       std::runtime_error);
+  std::istringstream two_tabs("a\tb\tc\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(two_tabs, "c.tsv"), "c.tsv:1: expected 'source<TAB>target', found more than one tab",
+                       std::runtime_error);
+  std::istringstream empty("\n\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(empty, "e.tsv"), "e.tsv: no sentence pairs (expected lines of 'source<TAB>target')",
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(data::read_tsv_file("/nonexistent/x.tsv"), "cannot open '/nonexistent/x.tsv': No such file or directory",
+                       std::runtime_error);
+}
