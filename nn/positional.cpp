@@ -1,0 +1,65 @@
+// nn/positional.cpp - the sinusoid table, and adding a slice of a table to a batch.
+#include "nn/positional.h"
+
+#include <cmath>
+
+#include "nn/init.h"
+#include "tensor/check.h"
+#include "tensor/shape_ops.h"
+
+namespace seqgrad::nn {
+
+Tensor sinusoidal_table(int64_t max_len, int64_t C) {
+  check(max_len > 0 && C > 0, "sinusoidal_table: expected positive max_len and C, got ", max_len, " and ", C);
+  Tensor pe = Tensor::empty({max_len, C});
+  for (int64_t p = 0; p < max_len; ++p)
+    for (int64_t j = 0; j < C; ++j) {
+      // Features 2i and 2i+1 share the frequency 1 / 10000^(2i/C). Computed in double, so the
+      // table is the formula rounded once.
+      const double two_i = static_cast<double>(j - j % 2);
+      const double angle = static_cast<double>(p) / std::pow(10000.0, two_i / static_cast<double>(C));
+      pe.data()[p * C + j] = static_cast<real>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  return pe;
+}
+
+// ================================================================================================
+// The shared part
+
+PositionalEncoding::PositionalEncoding(int64_t c, int64_t n) : d_model(c), max_len(n) {
+  check(c > 0 && n > 0, "PositionalEncoding: expected positive d_model and max_len, got ", c, " and ", n);
+}
+
+void PositionalEncoding::check_positions(const Variable& x, int64_t offset) const {
+  check(x.dim() == 3 && x.size(2) == d_model, name(), ": expected input of shape (B, T, ", d_model, "), got ", x.shape());
+  check_index(offset >= 0 && offset + x.size(1) <= max_len, name(), ": positions ", offset, "..", offset + x.size(1) - 1,
+              " are out of range for max_len ", max_len);
+}
+
+// ================================================================================================
+// Sinusoidal
+
+SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(int64_t c, int64_t n) : PositionalEncoding(c, n) {
+  pe = register_buffer("pe", sinusoidal_table(n, c));
+}
+
+Variable SinusoidalPositionalEncoding::forward(const Variable& x, int64_t offset) {
+  check_positions(x, offset);
+  return x + Variable(slice(pe, 0, offset, offset + x.size(1)));  // (B, T, C) + (T, C)
+}
+
+// ================================================================================================
+// Learned
+
+LearnedPositionalEncoding::LearnedPositionalEncoding(int64_t c, int64_t n) : PositionalEncoding(c, n) {
+  Tensor w = Tensor::empty({n, c});
+  init::normal_(w, 0, real(0.02));
+  weight = register_parameter("weight", w);
+}
+
+Variable LearnedPositionalEncoding::forward(const Variable& x, int64_t offset) {
+  check_positions(x, offset);
+  return x + seqgrad::slice(weight, 0, offset, offset + x.size(1));  // (B, T, C) + (T, C)
+}
+
+}  // namespace seqgrad::nn
