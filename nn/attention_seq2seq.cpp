@@ -154,7 +154,7 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
     if (r.log_prob.defined()) log_probs.push_back(r.log_prob);
   }
   AttentionOutput result{stack(logits, 1), stack(weights, 1), Variable()};  // (B, T, V), (B, T, S)
-  if (!log_probs.empty()) result.log_prob = sum(stack(log_probs, 1), 1);    // (B)
+  if (!log_probs.empty()) result.log_prob = stack(log_probs, 1);            // (B, T)
   return result;
 }
 
@@ -197,14 +197,17 @@ AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::
 // ================================================================================================
 // REINFORCE for hard attention
 
-Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, real& baseline) {
-  check(nll.shape() == log_prob.shape(), "reinforce_loss: expected nll and log_prob of the same shape, got ", nll.shape(),
-        " and ", log_prob.shape());
-  const real batch_mean = mean(nll).item();
-  if (baseline < 0) baseline = batch_mean;           // first call: start the running mean here
-  const Tensor advantage = nll - scalar(baseline);   // > 0: worse than usual
+Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tensor& keep, real& baseline) {
+  check(nll.shape() == log_prob.shape() && keep.shape() == nll.shape(),
+        "reinforce_loss: expected nll, log_prob and keep of the same shape, got ", nll.shape(), ", ", log_prob.shape(),
+        " and ", keep.shape());
+  const real count = sum(keep).item();
+  if (count == 0) return sum(log_prob) * real(0);
+  const real batch_mean = sum(nll * keep).item() / count;
+  if (baseline < 0) baseline = batch_mean;                   // first call: start the running mean here
+  const Tensor advantage = (nll - scalar(baseline)) * keep;  // > 0: worse than usual; 0 on padding
   baseline = real(0.9) * baseline + real(0.1) * batch_mean;
-  return mean(Variable(advantage) * log_prob);
+  return sum(Variable(advantage) * log_prob) / count;
 }
 
 }  // namespace seqgrad::nn

@@ -57,7 +57,7 @@ struct AttentionSeq2SeqOptions {
 struct AttentionOutput {
   Variable logits;     // (B, T, V)
   Variable weights;    // (B, T, S): the alignment at every decoder step
-  Variable log_prob;   // (B): hard attention only, sum over steps of log a_t[chosen position]
+  Variable log_prob;   // (B, T): hard attention only, log a_t[chosen position] at every step
 };
 
 struct AttentionDecoding {
@@ -103,12 +103,15 @@ class AttentionSeq2Seq : public Module {
   Variable align(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
 };
 
-// The REINFORCE surrogate for hard attention. nll (B) is each sequence's negative
-// log-likelihood (a reward of -nll), log_prob (B) the log-probability of the positions sampled;
-// baseline is a running mean of nll, updated here (b <- 0.9 b + 0.1 mean(nll)). Minimising
-//   mean_b[(nll_b - baseline) * log_prob_b]     (nll and baseline held constant)
-// gives the attention the gradient E[(R - b) grad log pi] of the expected reward: positions
-// that led to a lower loss than usual become more likely.
-Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, real& baseline);
+// The REINFORCE surrogate for hard attention, one reward per decoding step. nll (B, T) is each
+// target token's negative log-likelihood (the reward is -nll), log_prob (B, T) the
+// log-probability of the position sampled at that step, keep (B, T) 1 for real tokens and 0 for
+// padding; baseline is a running mean of nll, updated here (b <- 0.9 b + 0.1 mean(nll)).
+// Minimising
+//   sum_{b,t} keep (nll_bt - baseline) log_prob_bt / sum keep      (nll and baseline constant)
+// follows E[(R - b) grad log pi], the gradient of the expected reward: a position that led to a
+// better-than-usual prediction becomes more likely. Rewarding each step for its own token,
+// rather than the whole sequence for its total, keeps the estimate's variance manageable.
+Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tensor& keep, real& baseline);
 
 }  // namespace seqgrad::nn

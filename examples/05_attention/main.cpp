@@ -110,12 +110,13 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
     nn::AttentionOutput out = m->forward(b.src, b.src_lengths, b.tgt_in);
     Variable token_loss = nn::cross_entropy(out.logits, b.tgt_out, ignore_pad);
     if (!out.log_prob.defined()) return token_loss;
-    // Hard attention: the sampled positions get their gradient from REINFORCE, with each
-    // sequence's negative log-likelihood as the (negative) reward.
-    const Tensor nll = sum(nn::cross_entropy(out.logits, b.tgt_out, nn::CrossEntropyOptions(ignore_pad)
-                                                                             .with_reduction(nn::Reduction::None))
-                               .value(), 1);  // (B)
-    return token_loss + nn::reinforce_loss(nll, out.log_prob, *baseline) / static_cast<real>(b.tgt_out.size(1));
+    // Hard attention: the sampled positions get their gradient from REINFORCE, each step
+    // rewarded by how well it predicted its own target token.
+    const Tensor nll = nn::cross_entropy(out.logits, b.tgt_out,
+                                         nn::CrossEntropyOptions(ignore_pad).with_reduction(nn::Reduction::None))
+                           .value();                               // (B, T)
+    const Tensor keep = ne(b.tgt_out, scalar(data::Vocab::kPad));  // (B, T)
+    return token_loss + nn::reinforce_loss(nll, out.log_prob, keep, *baseline);
   };
   e.decode = [m](const Tensor& src, const std::vector<int64_t>& len, int64_t max_len) {
     return m->greedy_decode(src, len, max_len);

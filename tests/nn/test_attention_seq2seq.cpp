@@ -58,16 +58,17 @@ TEST_CASE("hard attention: one-hot contexts, a log-probability, REINFORCE's surr
   const data::Batch b = data::make_batch({{5, 6, 7}, {8, 9, 10}}, {{7, 6}, {10, 9}});
   const nn::AttentionOutput out = model.forward(b.src, b.src_lengths, b.tgt_in);
   REQUIRE(out.log_prob.defined());
-  CHECK(out.log_prob.shape() == Shape{2});
+  CHECK(out.log_prob.shape() == Shape{2, 3});  // (B, T)
   for (real lp : out.log_prob.value().to_vector()) CHECK(lp <= 0);
-  // surrogate = mean((nll - baseline) * log_prob); the first call starts the baseline at mean(nll)
+  // surrogate = sum(keep (nll - baseline) log_prob) / sum(keep); the first call starts the
+  // baseline at the mean nll of the real tokens (here (3 + 5) / 2 = 4; the padded 9 is ignored)
   real baseline = -1;
-  const Variable lp(from_vector({-1, -2}), true);
-  const Variable s = nn::reinforce_loss(from_vector({3, 5}), lp, baseline);
+  const Variable lp(from_vector({-1, -2, -7}, {1, 3}), true);
+  const Variable s = nn::reinforce_loss(from_vector({3, 5, 9}, {1, 3}), lp, from_vector({1, 1, 0}, {1, 3}), baseline);
   CHECK(s.item() == doctest::Approx(((3 - 4) * -1 + (5 - 4) * -2) / 2.0));
   CHECK(baseline == doctest::Approx(4));
   s.backward();
-  CHECK(lp.grad().to_vector() == std::vector<real>{-0.5, 0.5});  // the worse sequence's choice is discouraged
+  CHECK(lp.grad().to_vector() == std::vector<real>{-0.5, 0.5, 0});  // the worse step's choice is discouraged
 }
 
 TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
