@@ -1,6 +1,7 @@
 # seqgrad - build, test and benchmark.
 #
-#   make              the library (build/libseqgrad.a) and every example (build/examples/NN_name)
+#   make              the library (build/libseqgrad.a), every example (build/examples/NN_name)
+#                     and the command-line tool (build/seqgrad)
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
 #   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        benchmark programs (build/bench_*)
@@ -36,8 +37,14 @@ LIB := $(BUILD)/libseqgrad.a
 LIB64_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj64/%.o)
 LIB64 := $(BUILD)/libseqgrad64.a
 
-EXAMPLE_DIRS := $(sort $(dir $(wildcard examples/*/main.cpp)))
+EXAMPLE_DIRS := $(filter-out examples/seqgrad/,$(sort $(dir $(wildcard examples/*/main.cpp))))
 EXAMPLES := $(patsubst examples/%/,$(BUILD)/examples/%,$(EXAMPLE_DIRS))
+
+# The seqgrad command-line tool: examples/seqgrad/*.cpp. Everything but main.cpp is also linked
+# into the test binary, so tests can run the tool's commands in-process.
+CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/seqgrad/*.cpp)))
+CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/obj/%.o)
+CLI := $(BUILD)/seqgrad
 
 # Tests mirror the source tree. tests/autograd/test_grad_*.cpp are the gradient checks: they
 # run twice, once against each precision.
@@ -58,7 +65,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 .SECONDARY:
 
 .PHONY: all lib examples test run-tests sanitize bench clean
-all: lib examples
+all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
 
@@ -92,8 +99,11 @@ $(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(LIB)
 	@mkdir -p $(@D)
 	$(CXX) $< $(LIB) $(LDFLAGS_ALL) -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB)
-	$(CXX) $(TEST_OBJS) $(LIB) $(LDFLAGS_ALL) -o $@
+$(CLI): $(BUILD)/obj/examples/seqgrad/main.o $(CLI_OBJS) $(LIB)
+	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+
+$(TEST_BIN): $(TEST_OBJS) $(CLI_OBJS) $(LIB)
+	$(CXX) $(TEST_OBJS) $(CLI_OBJS) $(LIB) $(LDFLAGS_ALL) -o $@
 
 $(TEST64_BIN): $(GRAD64_OBJS) $(LIB64)
 	$(CXX) $(GRAD64_OBJS) $(LIB64) $(LDFLAGS_ALL) -o $@

@@ -1,0 +1,117 @@
+// examples/seqgrad/args.cpp - parsing, help text and checked conversions.
+#include "examples/seqgrad/args.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "tensor/check.h"
+
+namespace seqgrad::cli {
+
+Args::Args(std::string command, std::string usage, std::vector<FlagSpec> flags)
+    : command_(std::move(command)), usage_(std::move(usage)), flags_(std::move(flags)) {}
+
+const FlagSpec& Args::spec(const std::string& name) const {
+  for (const FlagSpec& f : flags_)
+    if (f.name == name) return f;
+  throw std::invalid_argument(cat("seqgrad ", command_, ": unknown flag '--", name, "' (see 'seqgrad ", command_,
+                                  " --help')"));
+}
+
+void Args::parse(const std::vector<std::string>& words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--help" || w == "-h") {
+      help_ = true;
+      continue;
+    }
+    if (w.size() < 3 || w.compare(0, 2, "--") != 0) {
+      check(w.empty() || w[0] != '-' || w == "-", "seqgrad ", command_, ": unknown flag '", w, "' (see 'seqgrad ",
+            command_, " --help')");
+      positional_.push_back(w);
+      continue;
+    }
+    std::string name = w.substr(2), value;
+    const size_t eq = name.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    const FlagSpec& f = spec(name);
+    if (f.is_switch) {
+      check(!inline_value, "seqgrad ", command_, ": --", name, " is a switch and takes no value");
+      value = "true";
+    } else if (!inline_value) {
+      check(i + 1 < words.size(), "seqgrad ", command_, ": --", name, " needs a value");
+      value = words[++i];
+    }
+    for (const auto& [given_name, v] : values_)
+      check(given_name != name, "seqgrad ", command_, ": --", name, " is given twice");
+    values_.emplace_back(name, value);
+  }
+}
+
+std::string Args::help() const {
+  std::ostringstream os;
+  os << "usage: " << usage_ << "\n\nflags:\n";
+  for (const FlagSpec& f : flags_) {
+    std::string left = "  --" + f.name + (f.is_switch ? "" : " VALUE");
+    os << left << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << f.help;
+    if (!f.is_switch && !f.default_value.empty()) os << " (default " << f.default_value << ")";
+    os << "\n";
+  }
+  os << "  --help                print this help\n";
+  return os.str();
+}
+
+bool Args::given(const std::string& name) const {
+  spec(name);
+  for (const auto& [n, v] : values_)
+    if (n == name) return true;
+  return false;
+}
+
+std::string Args::text(const std::string& name) const {
+  const FlagSpec& f = spec(name);
+  for (const auto& [n, v] : values_)
+    if (n == name) return v;
+  return f.default_value;
+}
+
+int64_t Args::integer(const std::string& name, int64_t lo, int64_t hi) const {
+  const std::string v = text(name);
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  check(!v.empty() && *end == '\0' && errno == 0 && n >= lo && n <= hi, "seqgrad ", command_, ": --", name,
+        " expects a whole number from ", lo, " to ", hi, ", got '", v, "'");
+  return n;
+}
+
+double Args::number(const std::string& name, double lo, double hi) const {
+  const std::string v = text(name);
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  check(!v.empty() && *end == '\0' && errno == 0 && std::isfinite(x) && x >= lo && x <= hi, "seqgrad ", command_,
+        ": --", name, " expects a number from ", lo, " to ", hi, ", got '", v, "'");
+  return x;
+}
+
+bool Args::on(const std::string& name) const { return text(name) == "true"; }
+
+std::string Args::choice(const std::string& name, const std::vector<std::string>& choices) const {
+  const std::string v = text(name);
+  std::string list;
+  for (const std::string& c : choices) {
+    if (c == v) return v;
+    list += (list.empty() ? "" : ", ") + c;
+  }
+  check(false, "seqgrad ", command_, ": --", name, " expects one of ", list, ", got '", v, "'");
+  return v;
+}
+
+}  // namespace seqgrad::cli

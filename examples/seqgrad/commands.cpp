@@ -1,0 +1,346 @@
+// examples/seqgrad/commands.cpp - what each subcommand does, from flags to files.
+#include "examples/seqgrad/commands.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "data/corpus.h"
+#include "data/metrics.h"
+#include "data/tasks.h"
+#include "examples/seqgrad/args.h"
+#include "examples/seqgrad/translator.h"
+#include "nn/optim.h"
+#include "nn/schedule.h"
+#include "tensor/check.h"
+#include "tensor/random.h"
+#include "tensor/thread_pool.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
+#include "viz/progress.h"
+
+namespace seqgrad::cli {
+namespace {
+
+const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
+const std::vector<std::string> kModels{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "transformer"};
+const std::vector<std::string> kScores{"dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp"};
+
+const char* kUsage =
+    "seqgrad - train, run and inspect sequence-to-sequence models\n\n"
+    "usage: seqgrad COMMAND [flags]\n\n"
+    "commands:\n"
+    "  data        write a toy task's sentence pairs as TSV to stdout\n"
+    "  train       train a model on a toy task or a TSV corpus and save a checkpoint\n"
+    "  translate   translate the arguments, or each line of stdin\n"
+    "  eval        score a model on a TSV file: exact match, token error rate, BLEU\n"
+    "  attention   draw what a model attends to for one sentence, as an SVG heatmap\n\n"
+    "'seqgrad COMMAND --help' lists a command's flags.\n";
+
+// The length range a task's sentences have when no --min-len/--max-len is given.
+std::pair<int64_t, int64_t> default_lengths(const std::string& task) {
+  if (task == "date") return {1, 40};
+  if (task == "en-zh" || task == "en-fr") return {1, 20};
+  return {3, 10};
+}
+
+std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
+  const std::string task = a.choice("task", kTasks);
+  auto [lo, hi] = default_lengths(task);
+  if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
+  if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
+  check(lo <= hi, "seqgrad ", a.command(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
+  return data::make_pairs(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed));
+}
+
+// ================================================================================================
+// seqgrad data
+
+int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
+  Args a("data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S]",
+         {{"task", "", "copy, reverse, sort, date, en-zh or en-fr"},
+          {"n", "1000", "number of pairs"},
+          {"min-len", "", "shortest source, in tokens (task default)"},
+          {"max-len", "", "longest source, in tokens (task default)"},
+          {"seed", "0", "random seed"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
+  check(a.positional().empty(), "seqgrad data: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
+  data::write_tsv(out, task_pairs(a, a.integer("n", 0, 10000000), static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX))));
+  return 0;
+}
+
+// ================================================================================================
+// seqgrad train
+
+struct Scores {
+  double exact = 0, ter = 0, bleu = 0;
+};
+
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam) {
+  std::vector<std::string> sources;
+  std::vector<data::Tokens> refs, hyps;
+  for (const data::Pair& p : pairs) {
+    sources.push_back(p.source);
+    refs.push_back(t.target_tokens(p.target));
+  }
+  for (const std::string& h : t.translate(sources, beam)) hyps.push_back(t.target_tokens(h));
+  return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
+}
+
+double validation_loss(Translator& t, const data::EncodedPairs& valid) {
+  NoGradGuard no_grad;
+  t.module().eval();
+  double total = 0;
+  int64_t batches = 0;
+  std::vector<int64_t> lengths;
+  for (const auto& s : valid.src) lengths.push_back(static_cast<int64_t>(s.size()));
+  for (const auto& idx : data::make_batches(lengths, 64, 0)) {
+    total += t.loss(valid.batch(idx), 0).item();
+    ++batches;
+  }
+  t.module().train();
+  return batches ? total / static_cast<double>(batches) : 0;
+}
+
+std::string svg_path_for(const std::string& checkpoint) {
+  std::filesystem::path p(checkpoint);
+  return (p.parent_path() / (p.stem().string() + ".training.svg")).string();
+}
+
+int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
+  Args a("train",
+         "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors",
+         {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
+          {"train", "", "train on a TSV file of source<TAB>target lines"},
+          {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
+          {"n", "5000", "pairs to generate for --task"},
+          {"min-len", "", "shortest generated source (task default)"},
+          {"max-len", "", "longest generated source (task default)"},
+          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
+          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
+          {"layers", "2", "encoder (and Transformer decoder) layers"},
+          {"hidden", "128", "hidden size of recurrent models"},
+          {"dim", "64", "embedding size; the Transformer's model width"},
+          {"heads", "4", "attention heads (Transformer)"},
+          {"ffn", "256", "feed-forward width (Transformer)"},
+          {"dropout", "0.1", "dropout probability"},
+          {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
+          {"epochs", "10", "passes over the training data"},
+          {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
+          {"batch", "64", "sentence pairs per step"},
+          {"lr", "0.001", "Adam learning rate"},
+          {"label-smoothing", "0", "label smoothing epsilon"},
+          {"seed", "0", "random seed"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
+          {"src-tokens", "", "space or char (default: char for date, else space)"},
+          {"tgt-tokens", "", "space or char (default: char for date, else space)"},
+          {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
+          {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
+          {"out", "", "where to write the checkpoint (.safetensors)"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("task") != a.given("train"), "seqgrad train: give exactly one of --task NAME or --train FILE");
+  check(a.given("out"), "seqgrad train: --out MODEL.safetensors is required");
+  check(a.positional().empty(), "seqgrad train: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
+
+  // ---- configuration ----
+  ModelConfig c;
+  c.model = a.choice("model", kModels);
+  c.attention = a.choice("attention", kScores);
+  c.layers = a.integer("layers", 1, 12);
+  c.hidden = a.integer("hidden", 1, 4096);
+  c.dim = a.integer("dim", 1, 4096);
+  c.heads = a.integer("heads", 1, 64);
+  c.ffn = a.integer("ffn", 1, 16384);
+  c.dropout = a.number("dropout", 0, 0.9);
+  c.bidirectional = a.on("bidirectional");
+  c.max_len = a.integer("max-decode", 1, 4096);
+  const bool date = a.text("task") == "date";
+  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", {"space", "char"}) : (date ? "char" : "space");
+  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", {"space", "char"}) : (date ? "char" : "space");
+  check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
+        ") must be a multiple of --heads (", c.heads, ")");
+  const int64_t epochs = a.integer("epochs", 1, 100000), batch = a.integer("batch", 1, 65536);
+  const double minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
+  const real lr = static_cast<real>(a.number("lr", 1e-7, 10)), smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
+  const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
+  const int64_t threads = a.integer("threads", 0, 256);
+  const int64_t min_freq = a.integer("min-freq", 1, 1000000);
+  const std::string out_path = a.text("out");
+  if (threads > 0) set_num_threads(static_cast<int>(threads));
+  manual_seed(seed);
+
+  // ---- data ----
+  std::vector<data::Pair> train_pairs =
+      a.given("task") ? task_pairs(a, a.integer("n", 10, 10000000), seed) : data::read_tsv_file(a.text("train"));
+  std::vector<data::Pair> valid_pairs;
+  if (a.given("valid")) {
+    valid_pairs = data::read_tsv_file(a.text("valid"));
+  } else {
+    const size_t held = std::max<size_t>(1, train_pairs.size() / 10);
+    check(train_pairs.size() >= 2, "seqgrad train: need at least 2 sentence pairs to hold one out for validation");
+    valid_pairs.assign(train_pairs.end() - static_cast<std::ptrdiff_t>(held), train_pairs.end());
+    train_pairs.resize(train_pairs.size() - held);
+  }
+  const auto st = c.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+  const auto tt = c.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+  std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
+  for (const data::Pair& p : train_pairs) {
+    src_sentences.push_back(data::tokenize(p.source, st));
+    tgt_sentences.push_back(data::tokenize(p.target, tt));
+  }
+  Translator t(c, data::Vocab::build(src_sentences, min_freq), data::Vocab::build(tgt_sentences, min_freq));
+  data::EncodedPairs train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  const data::EncodedPairs valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  for (auto& s : train.src)
+    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
+  for (auto& s : train.tgt)
+    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
+  std::vector<int64_t> lengths;
+  for (const auto& s : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(s.size())));
+  for (auto& s : train.src)
+    if (s.empty()) s.push_back(data::Vocab::kUnk);
+  out << train.size() << " training pairs, " << valid.size() << " validation pairs; vocabularies " << t.src_vocab.size()
+      << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
+
+  // ---- training ----
+  // Adam with the Transformer paper's betas; the learning rate ramps up linearly over the first
+  // 100 steps (or the first 10% of a short run) so the first large gradients do no damage.
+  const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + batch - 1) / batch;
+  nn::Adam opt(t.module().parameters(), nn::AdamOptions(lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
+  nn::LinearWarmupLR warmup(opt, std::max<int64_t>(1, std::min<int64_t>(100, epochs * batches_per_epoch / 10)));
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_minutes = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
+  std::vector<double> epoch_axis, train_curve, valid_curve, exact_curve;
+  double best = std::numeric_limits<double>::infinity();
+  const std::vector<data::Pair> probe_pairs(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  bool out_of_time = false;
+  for (int64_t epoch = 1; epoch <= epochs && !out_of_time; ++epoch) {
+    viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
+    double total = 0;
+    int64_t step = 0;
+    for (const auto& idx : data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch))) {
+      const data::Batch b = train.batch(idx);
+      Variable loss = t.loss(b, smoothing);
+      opt.zero_grad();
+      loss.backward();
+      nn::clip_grad_norm(t.module().parameters(), 1);
+      opt.step();
+      warmup.step();
+      total += loss.item();
+      int64_t tokens = 0;
+      for (int64_t n : b.tgt_lengths) tokens += n;
+      bar.update(++step, {{"loss", loss.item()}}, tokens);
+      if (minutes > 0 && elapsed_minutes() >= minutes) {
+        out_of_time = true;
+        break;
+      }
+    }
+    bar.finish();
+    const double vloss = validation_loss(t, valid);
+    const Scores s = score(t, probe_pairs, 1);
+    t.module().train();
+    out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
+        << " valid_loss=" << vloss << " exact_match=" << std::setprecision(3) << s.exact << " token_error_rate=" << s.ter
+        << (out_of_time ? " (time budget reached)" : "") << "\n";
+    epoch_axis.push_back(static_cast<double>(epoch));
+    train_curve.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
+    valid_curve.push_back(vloss);
+    exact_curve.push_back(s.exact);
+    if (vloss < best) {
+      best = vloss;
+      t.save(out_path);
+      out << "saved " << out_path << "\n";
+    }
+  }
+  viz::LinePlot plot("Training: loss and exact match per epoch", "epoch", "");
+  plot.add_series("train loss", epoch_axis, train_curve).add_series("valid loss", epoch_axis, valid_curve);
+  plot.add_series("valid exact match", epoch_axis, exact_curve).save(svg_path_for(out_path));
+  out << "wrote " << svg_path_for(out_path) << "\n";
+  return 0;
+}
+
+// ================================================================================================
+// seqgrad translate / eval / attention
+
+int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::istream& in) {
+  Args a("translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
+         {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (transformer models)"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("model"), "seqgrad translate: --model MODEL is required");
+  const int64_t beam = a.integer("beam", 1, 64);
+  std::unique_ptr<Translator> t = Translator::load(a.text("model"));
+  std::vector<std::string> lines = a.positional();
+  if (lines.empty())
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (const std::string& translation : t->translate(lines, beam)) out << translation << "\n";
+  return 0;
+}
+
+int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
+  Args a("eval", "seqgrad eval --model MODEL --data FILE [--beam K]",
+         {{"model", "", "a checkpoint written by seqgrad train"},
+          {"data", "", "a TSV file of source<TAB>reference lines"},
+          {"beam", "1", "beam size (transformer models)"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("model") && a.given("data"), "seqgrad eval: --model MODEL and --data FILE are required");
+  const int64_t beam = a.integer("beam", 1, 64);
+  std::unique_ptr<Translator> t = Translator::load(a.text("model"));
+  const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));
+  const Scores s = score(*t, pairs, beam);
+  out << std::setprecision(4) << "exact_match=" << s.exact << " token_error_rate=" << s.ter << " bleu=" << s.bleu
+      << " n=" << pairs.size() << "\n";
+  return 0;
+}
+
+int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
+  Args a("attention", "seqgrad attention --model MODEL --svg OUT.svg TEXT",
+         {{"model", "", "a checkpoint written by seqgrad train"}, {"svg", "", "where to write the heatmap"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("model") && a.given("svg"), "seqgrad attention: --model MODEL and --svg OUT.svg are required");
+  check(!a.positional().empty(), "seqgrad attention: give the sentence to translate, e.g. seqgrad attention --model m "
+        "--svg a.svg \"billy eats a banana\"");
+  std::string sentence;
+  for (const std::string& w : a.positional()) sentence += (sentence.empty() ? "" : " ") + w;
+  std::unique_ptr<Translator> t = Translator::load(a.text("model"));
+  std::vector<std::string> src, tgt;
+  const Tensor weights = t->alignment(sentence, src, tgt);  // (T_out, S)
+  viz::Heatmap map(tgt, src, weights);
+  map.set_title(sentence + "  ->  " + t->target_text(t->tgt_vocab.encode(std::vector<std::string>(tgt.begin(), tgt.end()))));
+  map.save(a.text("svg"));
+  out << map.to_text() << "wrote " << a.text("svg") << "\n";
+  return 0;
+}
+
+}  // namespace
+
+// ================================================================================================
+
+int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
+  try {
+    if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
+      out << kUsage;
+      return words.empty() ? 2 : 0;
+    }
+    const std::string command = words[0];
+    const std::vector<std::string> rest(words.begin() + 1, words.end());
+    if (command == "data") return cmd_data(rest, out);
+    if (command == "train") return cmd_train(rest, out);
+    if (command == "translate") return cmd_translate(rest, out, in);
+    if (command == "eval") return cmd_eval(rest, out);
+    if (command == "attention") return cmd_attention(rest, out);
+    check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval or attention (see 'seqgrad --help')");
+  } catch (const std::exception& e) {
+    err << "error: " << e.what() << "\n";
+  }
+  return 2;
+}
+
+}  // namespace seqgrad::cli

@@ -1,0 +1,211 @@
+// examples/seqgrad/translator.cpp - building, training, decoding and saving the three model kinds.
+#include "examples/seqgrad/translator.h"
+
+#include <algorithm>
+
+#include "nn/checkpoint.h"
+#include "nn/decoding.h"
+#include "nn/loss.h"
+#include "tensor/check.h"
+#include "tensor/reduce.h"
+#include "tensor/shape_ops.h"
+
+namespace seqgrad::cli {
+
+constexpr const char* kFormat = "seqgrad-translator-1";
+
+// ================================================================================================
+// Configuration <-> JSON
+
+nn::Json ModelConfig::to_json() const {
+  nn::Json j = nn::Json::object();
+  j.set("model", model).set("attention", attention).set("layers", layers).set("hidden", hidden).set("dim", dim);
+  j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
+  j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
+  return j;
+}
+
+ModelConfig ModelConfig::from_json(const nn::Json& j) {
+  ModelConfig c;
+  auto get = [&](const char* key) -> const nn::Json& {
+    const nn::Json* v = j.find(key);
+    check_state(v != nullptr, "checkpoint: the model configuration has no '", key, "'");
+    return *v;
+  };
+  c.model = get("model").as_string();
+  c.attention = get("attention").as_string();
+  c.layers = get("layers").as_int64();
+  c.hidden = get("hidden").as_int64();
+  c.dim = get("dim").as_int64();
+  c.heads = get("heads").as_int64();
+  c.ffn = get("ffn").as_int64();
+  c.max_len = get("max_len").as_int64();
+  c.dropout = get("dropout").as_double();
+  c.bidirectional = get("bidirectional").as_bool();
+  c.src_tokens = get("src_tokens").as_string();
+  c.tgt_tokens = get("tgt_tokens").as_string();
+  return c;
+}
+
+// ================================================================================================
+// Building
+
+Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
+    : config(c), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)) {
+  const int64_t S = src_vocab.size(), V = tgt_vocab.size();
+  const real dropout = static_cast<real>(c.dropout);
+  const nn::CellType cell = c.model == "rnn" ? nn::CellType::RNN
+                            : (c.model == "lstm" || c.model == "lstm-attn") ? nn::CellType::LSTM
+                                                                            : nn::CellType::GRU;
+  if (c.model == "rnn" || c.model == "gru" || c.model == "lstm") {
+    seq2seq_ = std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers)
+                                                 .with_hidden_size(c.hidden).with_embed_dim(c.dim)
+                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout));
+  } else if (c.model == "gru-attn" || c.model == "lstm-attn") {
+    attention_ = std::make_shared<nn::AttentionSeq2Seq>(
+        nn::AttentionSeq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers).with_hidden_size(c.hidden)
+            .with_embed_dim(c.dim).with_bidirectional(c.bidirectional).with_dropout(dropout)
+            .with_score(nn::parse_score(c.attention)));
+  } else if (c.model == "transformer") {
+    transformer_ = std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
+                                                         .with_num_layers(c.layers).with_dim_feedforward(c.ffn)
+                                                         .with_dropout(dropout).with_max_len(c.max_len + 2));
+  } else {
+    check(false, "seqgrad: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, transformer, got '", c.model, "'");
+  }
+}
+
+const nn::Module& Translator::module() const {
+  if (seq2seq_) return *seq2seq_;
+  if (attention_) return *attention_;
+  return *transformer_;
+}
+
+nn::Module& Translator::module() { return const_cast<nn::Module&>(static_cast<const Translator*>(this)->module()); }
+
+data::Tokenization Translator::src_tok() const {
+  return config.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+}
+data::Tokenization Translator::tgt_tok() const {
+  return config.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+}
+std::vector<std::string> Translator::source_tokens(const std::string& text) const { return data::tokenize(text, src_tok()); }
+std::vector<std::string> Translator::target_tokens(const std::string& text) const { return data::tokenize(text, tgt_tok()); }
+std::string Translator::target_text(const std::vector<int64_t>& ids) const {
+  return data::detokenize(tgt_vocab.decode(ids), tgt_tok());
+}
+
+// ================================================================================================
+// Training and decoding
+
+Variable Translator::loss(const data::Batch& b, real label_smoothing) {
+  const auto opt = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(label_smoothing);
+  Variable logits;  // (B, T, V)
+  if (seq2seq_) logits = seq2seq_->forward(b.src, b.src_lengths, b.tgt_in);
+  if (attention_) logits = attention_->forward(b.src, b.src_lengths, b.tgt_in).logits;
+  if (transformer_) logits = transformer_->forward(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths);
+  return nn::cross_entropy(logits, b.tgt_out, opt);
+}
+
+std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam) {
+  check(beam == 1 || transformer_, "seqgrad: --beam above 1 needs a transformer model; this one is '", config.model,
+        "' (use --beam 1)");
+  module().eval();
+  std::vector<std::vector<int64_t>> out;
+  for (size_t start = 0; start < sources.size(); start += 64) {
+    std::vector<std::vector<int64_t>> chunk(sources.begin() + static_cast<std::ptrdiff_t>(start),
+                                            sources.begin() + static_cast<std::ptrdiff_t>(std::min(sources.size(), start + 64)));
+    std::vector<int64_t> lengths;
+    for (auto& s : chunk) {
+      if (s.empty()) s.push_back(data::Vocab::kUnk);  // an empty line still gets a (short) translation
+      if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
+      lengths.push_back(static_cast<int64_t>(s.size()));
+    }
+    const Tensor src = data::pad_sequences(chunk);
+    const int64_t max_out = config.max_len;
+    std::vector<std::vector<int64_t>> ids;
+    if (seq2seq_) ids = seq2seq_->greedy_decode(src, lengths, max_out);
+    if (attention_) ids = attention_->greedy_decode(src, lengths, max_out).ids;
+    if (transformer_) {
+      const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
+      ids = beam > 1 ? nn::beam_search(*transformer_, src, lengths, opt).tokens
+                     : nn::greedy_decode(*transformer_, src, lengths, opt).tokens;
+    }
+    out.insert(out.end(), ids.begin(), ids.end());
+  }
+  return out;
+}
+
+std::vector<std::string> Translator::translate(const std::vector<std::string>& sentences, int64_t beam) {
+  std::vector<std::vector<int64_t>> sources;
+  for (const std::string& s : sentences) sources.push_back(src_vocab.encode(source_tokens(s)));
+  std::vector<std::string> out;
+  for (const auto& ids : translate_ids(sources, beam)) out.push_back(target_text(ids));
+  return out;
+}
+
+Tensor Translator::alignment(const std::string& sentence, std::vector<std::string>& src_tokens,
+                             std::vector<std::string>& out_tokens) {
+  check(!seq2seq_, "seqgrad attention: model '", config.model, "' has no attention (try gru-attn, lstm-attn or transformer)");
+  module().eval();
+  src_tokens = source_tokens(sentence);
+  check(!src_tokens.empty(), "seqgrad attention: the sentence is empty");
+  if (static_cast<int64_t>(src_tokens.size()) > config.max_len) src_tokens.resize(config.max_len);
+  const std::vector<int64_t> ids = src_vocab.encode(src_tokens);
+  const Tensor src = data::pad_sequences({ids});
+  const std::vector<int64_t> lengths{static_cast<int64_t>(ids.size())};
+  Tensor weights;  // (T_out, S)
+  std::vector<int64_t> out_ids;
+  if (attention_) {
+    const nn::AttentionDecoding d = attention_->greedy_decode(src, lengths, config.max_len);
+    out_ids = d.ids[0];
+    weights = d.weights[0];
+  } else {
+    const nn::DecodeResult d =
+        nn::greedy_decode(*transformer_, src, lengths, nn::DecodeOptions().with_max_len(config.max_len).with_need_weights(true));
+    out_ids = d.tokens[0];
+    weights = mean(d.cross_attention[0].back(), 0);  // the last decoder layer, averaged over heads: (T_out, S)
+  }
+  out_tokens = tgt_vocab.decode(out_ids);
+  if (weights.size(0) > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");
+  return weights;
+}
+
+// ================================================================================================
+// Checkpoints
+
+void Translator::save(const std::string& path) const {
+  nn::Json src = nn::Json::array(), tgt = nn::Json::array();
+  for (const std::string& t : src_vocab.tokens()) src.push_back(t);
+  for (const std::string& t : tgt_vocab.tokens()) tgt.push_back(t);
+  nn::save(module(), path,
+           {{"seqgrad.format", kFormat},
+            {"seqgrad.config", config.to_json().dump()},
+            {"seqgrad.src_vocab", src.dump()},
+            {"seqgrad.tgt_vocab", tgt.dump()}});
+}
+
+std::unique_ptr<Translator> Translator::load(const std::string& path) {
+  const std::map<std::string, std::string> meta = nn::read_metadata(path);
+  const auto format = meta.find("seqgrad.format");
+  check_state(format != meta.end() && format->second == kFormat, "seqgrad: '", path,
+              "' is not a seqgrad translation model (its metadata has no seqgrad.format = ", kFormat, ")");
+  auto entry = [&](const char* key) -> const std::string& {
+    const auto it = meta.find(key);
+    check_state(it != meta.end(), "seqgrad: '", path, "' has no ", key, " in its metadata");
+    return it->second;
+  };
+  auto vocab = [&](const char* key) {
+    const nn::Json list = nn::parse_json(entry(key));  // kept alive: the loop refers into it
+    std::vector<std::string> tokens;
+    for (const nn::Json& t : list.as_array()) tokens.push_back(t.as_string());
+    return data::Vocab::from_tokens(tokens);
+  };
+  const ModelConfig config = ModelConfig::from_json(nn::parse_json(entry("seqgrad.config")));
+  auto t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"));
+  nn::load(t->module(), path);
+  t->module().eval();
+  return t;
+}
+
+}  // namespace seqgrad::cli

@@ -1,0 +1,72 @@
+// examples/seqgrad/translator.h - one interface over every sequence model the tool trains.
+//
+// A Translator owns a model (plain seq2seq, attention seq2seq or Transformer), its two
+// vocabularies and its configuration, and can compute a training loss, translate text, return
+// an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
+// the configuration and both vocabularies, so the checkpoint alone is enough to translate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/batch.h"
+#include "data/tokenizer.h"
+#include "data/vocab.h"
+#include "nn/attention_seq2seq.h"
+#include "nn/json.h"
+#include "nn/seq2seq.h"
+#include "nn/transformer.h"
+
+namespace seqgrad::cli {
+
+// Everything needed to rebuild a model before loading its weights.
+struct ModelConfig {
+  std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | transformer
+  std::string attention = "general";  // score function of the -attn models
+  int64_t layers = 2, hidden = 128, dim = 64, heads = 4, ffn = 256, max_len = 64;
+  double dropout = 0.1;
+  bool bidirectional = false;
+  std::string src_tokens = "space", tgt_tokens = "space";  // space | char
+
+  nn::Json to_json() const;
+  static ModelConfig from_json(const nn::Json& j);
+};
+
+class Translator {
+ public:
+  Translator(const ModelConfig& config, data::Vocab src_vocab, data::Vocab tgt_vocab);
+
+  nn::Module& module();
+  const nn::Module& module() const;
+  // Mean cross-entropy over the batch's real target tokens.
+  Variable loss(const data::Batch& batch, real label_smoothing);
+  // Greedy (beam = 1) or beam search; ids without <bos>/<eos>.
+  std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam);
+  // Text in, text out.
+  std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam);
+  // The alignment of one translation: (output tokens [+ <eos>], source tokens) weights, with the
+  // tokens themselves. Throws for models without attention.
+  Tensor alignment(const std::string& sentence, std::vector<std::string>& source_tokens,
+                   std::vector<std::string>& output_tokens);
+
+  std::vector<std::string> source_tokens(const std::string& text) const;
+  std::vector<std::string> target_tokens(const std::string& text) const;
+  std::string target_text(const std::vector<int64_t>& ids) const;
+
+  void save(const std::string& path) const;
+  static std::unique_ptr<Translator> load(const std::string& path);
+
+  ModelConfig config;
+  data::Vocab src_vocab, tgt_vocab;
+
+ private:
+  data::Tokenization src_tok() const;
+  data::Tokenization tgt_tok() const;
+  std::shared_ptr<nn::Seq2Seq> seq2seq_;
+  std::shared_ptr<nn::AttentionSeq2Seq> attention_;
+  std::shared_ptr<nn::Transformer> transformer_;
+};
+
+}  // namespace seqgrad::cli

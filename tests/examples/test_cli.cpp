@@ -1,0 +1,128 @@
+// tests/examples/test_cli.cpp - the seqgrad tool, run in-process: argument errors (one line,
+// exit code 2), help, and a short train -> save -> translate -> eval round trip.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "examples/seqgrad/commands.h"
+#include "nn/checkpoint.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(const std::vector<std::string>& words, const std::string& input = "") {
+  std::ostringstream out, err;
+  std::istringstream in(input);
+  const int code = cli::run(words, out, err, in);
+  return {code, out.str(), err.str()};
+}
+
+// The single error line of a failed run.
+std::string error_of(const std::vector<std::string>& words) {
+  const Result r = run(words);
+  CHECK(r.code == 2);
+  return r.err;
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code 2") {
+  CHECK(error_of({"fly"}) ==
+        "error: seqgrad: unknown command 'fly'; expected data, train, translate, eval or attention (see 'seqgrad --help')\n");
+  CHECK(error_of({"data", "--task", "copy", "--colour", "red"}) ==
+        "error: seqgrad data: unknown flag '--colour' (see 'seqgrad data --help')\n");
+  CHECK(error_of({"data", "--task", "copy", "--n", "ten"}) ==
+        "error: seqgrad data: --n expects a whole number from 0 to 10000000, got 'ten'\n");
+  CHECK(error_of({"data", "--task", "poetry"}) ==
+        "error: seqgrad data: --task expects one of copy, reverse, sort, date, en-zh, en-fr, got 'poetry'\n");
+  CHECK(error_of({"data", "--task"}) == "error: seqgrad data: --task needs a value\n");
+  CHECK(error_of({"train", "--task", "copy"}) == "error: seqgrad train: --out MODEL.safetensors is required\n");
+  CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
+        "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gpt", "--out", "m"}) ==
+        "error: seqgrad train: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, transformer, got 'gpt'\n");
+  CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
+        "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
+  CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==
+        "error: cannot open '/nonexistent/c.tsv': No such file or directory\n");
+  CHECK(error_of({"translate", "--model", "/nonexistent/m.safetensors", "hi"}).rfind("error: read_metadata: ", 0) == 0);
+  const Result none = run({});
+  CHECK(none.code == 2);
+  CHECK(none.out.find("usage: seqgrad COMMAND") != std::string::npos);
+}
+
+TEST_CASE("seqgrad: corpus and checkpoint problems are named") {
+  write_file("build/test_cli_bad.tsv", "a b\tc d\nno tab on this line\n");
+  CHECK(error_of({"train", "--train", "build/test_cli_bad.tsv", "--out", "build/test_cli_m.safetensors"}) ==
+        "error: build/test_cli_bad.tsv:2: expected 'source<TAB>target', found no tab\n");
+  write_file("build/test_cli_empty.tsv", "\n\n");
+  CHECK(error_of({"train", "--train", "build/test_cli_empty.tsv", "--out", "build/test_cli_m.safetensors"}) ==
+        "error: build/test_cli_empty.tsv: no sentence pairs (expected lines of 'source<TAB>target')\n");
+  nn::write_safetensors("build/test_cli_other.safetensors", {{"w", zeros({2})}});
+  CHECK(error_of({"translate", "--model", "build/test_cli_other.safetensors", "hi"}) ==
+        "error: seqgrad: 'build/test_cli_other.safetensors' is not a seqgrad translation model (its metadata has no "
+        "seqgrad.format = seqgrad-translator-1)\n");
+}
+
+TEST_CASE("seqgrad --help and COMMAND --help list every flag with its default") {
+  const Result r = run({"train", "--help"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("--model VALUE") != std::string::npos);
+  CHECK(r.out.find("(default transformer)") != std::string::npos);
+  CHECK(r.out.find("--bidirectional") != std::string::npos);
+  CHECK(run({"--help"}).out.find("attention   draw what a model attends to") != std::string::npos);
+}
+
+TEST_CASE("seqgrad data writes deterministic TSV") {
+  const Result r = run({"data", "--task", "reverse", "--n", "3", "--seed", "4"});
+  CHECK(r.code == 0);
+  CHECK(r.out == run({"data", "--task", "reverse", "--n", "3", "--seed", "4"}).out);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\t') == 3);
+}
+
+TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention") {
+  const std::string model = "build/test_cli_copy.safetensors";
+  Result train = run({"train", "--task", "copy", "--n", "2000", "--min-len", "2", "--max-len", "4", "--model", "gru-attn",
+                      "--hidden", "48", "--dim", "16", "--epochs", "5", "--lr", "0.01", "--dropout", "0", "--seed", "1",
+                      "--out", model});
+  INFO(train.err);
+  REQUIRE(train.code == 0);
+  CHECK(train.out.find("saved " + model) != std::string::npos);
+  CHECK(train.out.find("epoch 5: train_loss=") != std::string::npos);
+
+  const Result tr = run({"translate", "--model", model}, "a b c\nd a\n");  // lines from stdin
+  CHECK(tr.code == 0);
+  CHECK(tr.out == "a b c\nd a\n");
+  CHECK(run({"translate", "--model", model, "c c a"}).out == "c c a\n");
+
+  write_file("build/test_cli_eval.tsv", run({"data", "--task", "copy", "--n", "100", "--min-len", "2", "--max-len", "4",
+                                             "--seed", "99"}).out);
+  const Result ev = run({"eval", "--model", model, "--data", "build/test_cli_eval.tsv"});
+  CHECK(ev.code == 0);
+  INFO(ev.out);
+  CHECK(ev.out.rfind("exact_match=", 0) == 0);
+  CHECK(ev.out.find(" n=100\n") != std::string::npos);
+  double exact = 0;
+  std::sscanf(ev.out.c_str(), "exact_match=%lf", &exact);
+  CHECK(exact >= 0.9);
+
+  const Result at = run({"attention", "--model", model, "--svg", "build/test_cli_attention.svg", "b", "a", "d"});
+  CHECK(at.code == 0);
+  CHECK(at.out.find("wrote build/test_cli_attention.svg") != std::string::npos);
+  CHECK(error_of({"translate", "--model", model, "--beam", "3", "a"}) ==
+        "error: seqgrad: --beam above 1 needs a transformer model; this one is 'gru-attn' (use --beam 1)\n");
+  for (const char* f : {"build/test_cli_copy.safetensors", "build/test_cli_copy.training.svg", "build/test_cli_eval.tsv",
+                        "build/test_cli_attention.svg", "build/test_cli_bad.tsv", "build/test_cli_empty.tsv",
+                        "build/test_cli_other.safetensors"})
+    std::remove(f);
+}
