@@ -5,6 +5,7 @@
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
 #   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        benchmark programs (build/bench_*)
+#   make demo         train a small Transformer translator (about a minute) and show what it does
 #   make clean
 #
 # Options: PORTABLE=1 drops -march=native; DOCTEST_INCLUDE=DIR names the folder holding
@@ -64,7 +65,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests sanitize bench clean
+.PHONY: all lib examples test run-tests sanitize bench demo clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -122,6 +123,23 @@ sanitize:
 	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
 bench: $(BENCHES)
+
+# The front door: a small Transformer learns toy English -> Chinese in about a minute, then
+# translates sentences it has never seen and draws what it attends to.
+DEMO := $(BUILD)/demo
+demo: all
+	@mkdir -p $(DEMO)
+	@echo "== 6,000 training pairs and 300 held-out test pairs (none of them seen in training)"
+	$(CLI) data --task en-zh --n 6000 --seed 1 > $(DEMO)/train.tsv
+	$(CLI) data --task en-zh --n 300 --seed 2 --exclude $(DEMO)/train.tsv > $(DEMO)/test.tsv
+	@head -n 3 $(DEMO)/train.tsv
+	@echo "== training a Transformer for about a minute"
+	$(CLI) train --train $(DEMO)/train.tsv --model transformer --epochs 50 --minutes 1 --out $(DEMO)/en-zh.safetensors
+	@echo "== translating the held-out sentences"
+	$(CLI) eval --model $(DEMO)/en-zh.safetensors --data $(DEMO)/test.tsv --show 8
+	@echo "== what the model looks at"
+	$(CLI) attention --model $(DEMO)/en-zh.safetensors --svg $(DEMO)/attention.svg lily will read three red books tomorrow
+	@echo "Open $(DEMO)/attention.svg in a browser to see the heatmap; $(DEMO)/en-zh.training.svg has the training curves."
 
 clean:
 	rm -rf build

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "data/corpus.h"
@@ -59,17 +60,33 @@ std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
 // seqgrad data
 
 int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S]",
+  Args a("data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]",
          {{"task", "", "copy, reverse, sort, date, en-zh or en-fr"},
           {"n", "1000", "number of pairs"},
           {"min-len", "", "shortest source, in tokens (task default)"},
           {"max-len", "", "longest source, in tokens (task default)"},
-          {"seed", "0", "random seed"}});
+          {"seed", "0", "random seed"},
+          {"exclude", "", "leave out pairs whose source appears in this TSV file (for a held-out test set)"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
   check(a.positional().empty(), "seqgrad data: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
-  data::write_tsv(out, task_pairs(a, a.integer("n", 0, 10000000), static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX))));
+  const int64_t n = a.integer("n", 0, 10000000);
+  const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
+  if (!a.given("exclude")) {
+    data::write_tsv(out, task_pairs(a, n, seed));
+    return 0;
+  }
+  // Draw more than asked and keep the first n unseen sources (each kept source once).
+  std::set<std::string> seen;
+  for (const data::Pair& p : data::read_tsv_file(a.text("exclude"))) seen.insert(p.source);
+  std::vector<data::Pair> kept;
+  for (int64_t round = 0; static_cast<int64_t>(kept.size()) < n; ++round) {
+    check(round < 20, "seqgrad data: could not find ", n, " pairs outside '", a.text("exclude"), "' (found ", kept.size(), ")");
+    for (const data::Pair& p : task_pairs(a, 4 * n + 100, seed + 1000003 * static_cast<uint64_t>(round)))
+      if (static_cast<int64_t>(kept.size()) < n && seen.insert(p.source).second) kept.push_back(p);
+  }
+  data::write_tsv(out, kept);
   return 0;
 }
 
@@ -283,16 +300,25 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
 }
 
 int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("eval", "seqgrad eval --model MODEL --data FILE [--beam K]",
+  Args a("eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--show N]",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"data", "", "a TSV file of source<TAB>reference lines"},
-          {"beam", "1", "beam size (transformer models)"}});
+          {"beam", "1", "beam size (transformer models)"},
+          {"show", "0", "also print the first N translations beside their references"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model") && a.given("data"), "seqgrad eval: --model MODEL and --data FILE are required");
-  const int64_t beam = a.integer("beam", 1, 64);
+  const int64_t beam = a.integer("beam", 1, 64), show = a.integer("show", 0, 1000000);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));
+  if (show > 0) {
+    std::vector<std::string> sources;
+    for (int64_t i = 0; i < std::min<int64_t>(show, static_cast<int64_t>(pairs.size())); ++i) sources.push_back(pairs[i].source);
+    const std::vector<std::string> hyps = t->translate(sources, beam);
+    for (size_t i = 0; i < hyps.size(); ++i)
+      out << "  " << pairs[i].source << "\n    model:     " << hyps[i] << (hyps[i] == pairs[i].target ? "" : "   (differs)")
+          << "\n    reference: " << pairs[i].target << "\n";
+  }
   const Scores s = score(*t, pairs, beam);
   out << std::setprecision(4) << "exact_match=" << s.exact << " token_error_rate=" << s.ter << " bleu=" << s.bleu
       << " n=" << pairs.size() << "\n";
