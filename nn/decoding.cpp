@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -218,15 +219,17 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
                         [](const Candidate& x, const Candidate& y) {
                           return x.total != y.total ? x.total > y.total : (x.k != y.k ? x.k < y.k : x.id < y.id);
                         });
-      // 2K candidates hold at least K that do not end in <eos> (each beam has one <eos>).
-      // Those ending in <eos> are finished; the best K others are the new beams.
+      // Walk the candidates best first. One ending in <eos> among the best K finishes its
+      // hypothesis; the first K others become the new beams (2K candidates hold at least K that
+      // do not end in <eos>: each beam has only one <eos> extension).
       int64_t live = 0;
+      double best_live = kNegInf;
       for (size_t c = 0; c < top && live < K; ++c) {
         const Candidate& cand = cands[c];
         const int64_t row = b * K + cand.k;
         if (!std::isfinite(cand.total)) break;
         if (cand.id == kEos) {
-          if (static_cast<int64_t>(finished[b].size()) < K) {
+          if (static_cast<int64_t>(c) < K) {
             const int64_t length = static_cast<int64_t>(prefix[row].size()) + 1;
             finished[b].push_back({prefix[row], cand.total, normalised(cand.total, length, alpha),
                                    o.need_weights ? attention_of(row, length, b) : std::vector<Tensor>()});
@@ -239,8 +242,16 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         new_prefix[slot] = prefix[row];
         new_prefix[slot].push_back(cand.id);
         new_score[slot] = cand.total;
+        best_live = std::max(best_live, cand.total);
       }
-      done[b] = static_cast<int64_t>(finished[b].size()) >= K;
+      // Done once K hypotheses have finished and every live one is already less likely than
+      // the K-th best of them: extending a prefix only lowers its log-probability.
+      if (static_cast<int64_t>(finished[b].size()) >= K) {
+        std::vector<double> ends;
+        for (const Finished& f : finished[b]) ends.push_back(f.log_prob);
+        std::nth_element(ends.begin(), ends.begin() + (K - 1), ends.end(), std::greater<double>());
+        done[b] = best_live <= ends[K - 1];
+      }
       all_done = all_done && done[b];
     }
     if (all_done) break;
@@ -260,6 +271,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha),
                                o.need_weights ? attention_of(row, length, b) : std::vector<Tensor>()});
       }
+    if (finished[b].empty()) finished[b].push_back({{}, kNegInf, kNegInf, {}});  // nothing was ever possible
     const Finished* best = &finished[b].front();
     for (const Finished& f : finished[b])
       if (f.score > best->score) best = &f;

@@ -4,8 +4,9 @@
 // sequence at <eos> or after max_len tokens. With the key/value cache (the default) step t
 // projects only the newest token and attends to the cached keys of the t before it; without
 // it the whole prefix is run again each step. The two give the same tokens. Beam search keeps
-// the K best prefixes per source, ranked by log-probability over GNMT's length penalty
-// ((5 + |Y|) / 6)^alpha, the setting of "Attention Is All You Need" (K = 4, alpha = 0.6).
+// the K most likely prefixes per source and ranks finished outputs by log-probability over
+// GNMT's length penalty ((5 + |Y|) / 6)^alpha, as "Attention Is All You Need" did (K = 4,
+// alpha = 0.6).
 // What this is not: sampling (temperature, top-k). Read next: examples/06_transformer/main.cpp.
 #pragma once
 
@@ -44,9 +45,12 @@ struct DecodeResult {
 DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                            const DecodeOptions& options = DecodeOptions());
 
-// Beam search over a batch of sources, K beams each. A hypothesis that emits <eos> is finished;
-// a source is done when it has K finished hypotheses (or at max_len, when its live ones count as
-// finished), and its output is the finished one with the best length-normalised score:
+// Beam search over a batch of sources, K beams each. Every step extends each of the K live
+// prefixes by every token and keeps the 2K most likely extensions: one ending in <eos> among
+// the best K is a finished hypothesis, and the first K others are the new beams. A source is
+// done when K hypotheses have finished and all live ones are already less likely than the K-th
+// best of them (or at max_len, where the live ones count as finished). Its output is the
+// finished hypothesis with the best length-normalised score:
 //   score(Y) = log P(Y | X) / ((5 + |Y|) / 6)^alpha          (|Y| counts the <eos>)
 // With K = 1 this is greedy decoding, token for token.
 DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
