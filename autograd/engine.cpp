@@ -18,6 +18,7 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
 
 namespace {
 
+// [docs:topological_order]
 // Post-order depth-first search without recursion: each stack entry remembers which input to
 // visit next. Returns every Variable that needs a gradient, inputs before the ops using them.
 std::vector<Variable> topological_order(const Variable& root) {
@@ -42,6 +43,7 @@ std::vector<Variable> topological_order(const Variable& root) {
   }
   return order;
 }
+// [docs:end]
 
 }  // namespace
 
@@ -69,6 +71,7 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
   Node seed_node{"backward", {root}, nullptr};
   seed_node.add_grad(0, seed);
 
+  // [docs:reverse_sweep]
   // Reverse topological order: every Node runs after all the Nodes that use its output, so
   // its output gradient is complete when it runs.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -79,6 +82,7 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
     if (dout.defined()) node->backward(dout, *node);
     if (!v.retains_grad()) v.zero_grad();  // intermediate gradients are done
   }
+  // [docs:end]
 
   if (!retain_graph) {
     for (const Variable& v : order) {

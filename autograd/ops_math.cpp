@@ -32,6 +32,7 @@ Variable sub(const Variable& a, const Variable& b) {
   });
 }
 
+// [docs:mul]
 Variable mul(const Variable& a, const Variable& b) {
   const Tensor av = a.value(), bv = b.value();
   return make_result("mul", av * bv, {a, b}, [av, bv](const Tensor& dout, Node& n) {
@@ -40,6 +41,7 @@ Variable mul(const Variable& a, const Variable& b) {
     if (n.needs_grad(1)) n.add_grad(1, sum_to_shape(dout * av, bv.shape()));
   });
 }
+// [docs:end]
 
 Variable div(const Variable& a, const Variable& b) {
   const Tensor av = a.value(), bv = b.value();
@@ -135,6 +137,7 @@ Variable abs(const Variable& x) {
   });
 }
 
+// [docs:tanh]
 Variable tanh(const Variable& x) {
   const Tensor y = tanh(x.value());
   return make_result("tanh", y, {x}, [y](const Tensor& dout, Node& n) {
@@ -142,6 +145,7 @@ Variable tanh(const Variable& x) {
     n.add_grad(0, map2(y, dout, [](real yi, real g) { return g * (1 - yi * yi); }));
   });
 }
+// [docs:end]
 
 Variable sigmoid(const Variable& x) {
   const Tensor y = sigmoid(x.value());

@@ -14,6 +14,7 @@ namespace seqgrad {
 // ================================================================================================
 // matmul
 
+// [docs:matmul]
 Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
   // (B, T, C) @ (C, H): fold the batch axes of a into its rows, so both the product and the
   // weight gradient are single large gemms instead of B small ones.
@@ -38,10 +39,12 @@ Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
     }
   });
 }
+// [docs:end]
 
 // ================================================================================================
 // softmax / log_softmax (kernels and their derivations: tensor/softmax.cpp)
 
+// [docs:softmax]
 Variable softmax(const Variable& x, int64_t axis) {
   const int a = normalize_axis(axis, x.dim(), "softmax");
   const Tensor y = softmax(x.value(), a);
@@ -49,6 +52,7 @@ Variable softmax(const Variable& x, int64_t axis) {
     n.add_grad(0, softmax_backward(y, dout, a));  // dx = y (dout - sum(dout y))
   });
 }
+// [docs:end]
 
 Variable log_softmax(const Variable& x, int64_t axis) {
   const int a = normalize_axis(axis, x.dim(), "log_softmax");

@@ -97,6 +97,7 @@ Variable Variable::detach() const { return Variable(value(), false); }
 // ================================================================================================
 // Node::add_grad - where gradients meet: shape-checked, and always added, never assigned.
 
+// [docs:add_grad]
 void Node::add_grad(size_t i, const Tensor& g) {
   Variable& in = inputs[i];
   if (!in.requires_grad()) return;
@@ -111,6 +112,7 @@ void Node::add_grad(size_t i, const Tensor& g) {
     acc = acc + g;
   }
 }
+// [docs:end]
 
 void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
   Variable& in = inputs[i];
@@ -128,6 +130,7 @@ void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
   slice_add_(acc, axis, start, g);
 }
 
+// [docs:make_result]
 Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward) {
   Variable out(std::move(value));
   if (!grad_enabled()) return out;
@@ -141,6 +144,7 @@ Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs,
   out.impl_->node = std::make_shared<Node>(Node{op, std::move(inputs), std::move(backward)});
   return out;
 }
+// [docs:end]
 
 // ================================================================================================
 // Gradient mode

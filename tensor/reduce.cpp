@@ -121,6 +121,7 @@ Tensor max(const Tensor& x) {
 // ================================================================================================
 // sum_to_shape: undo broadcasting
 
+// [docs:sum_to_shape]
 Tensor sum_to_shape(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
@@ -132,5 +133,6 @@ Tensor sum_to_shape(const Tensor& x, const Shape& shape) {
   // Sum with keepdim, then drop the leading axes by reshaping.
   return sum(x, axes, /*keepdim=*/true).reshape(shape);
 }
+// [docs:end]
 
 }  // namespace seqgrad

@@ -43,6 +43,7 @@ int normalize_axis(int64_t axis, int64_t dim, const char* op) {
   return static_cast<int>(axis < 0 ? axis + dim : axis);
 }
 
+// [docs:broadcast_shapes]
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
@@ -57,6 +58,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   }
   return out;
 }
+// [docs:end]
 
 std::vector<int64_t> broadcast_strides(const Shape& from, const Shape& to) {
   std::vector<int64_t> st(to.size(), 0);

@@ -15,6 +15,7 @@ int main() {
   // ==============================================================================================
   // Part 1: a scalar expression.  L = (a * b + c) * f
   std::cout << "Part 1: L = (a * b + c) * f  with a = 2, b = -3, c = 10, f = -2\n\n";
+  // [docs:part1]
   Variable a(scalar(2), true), b(scalar(-3), true), c(scalar(10), true), f(scalar(-2), true);
   a.set_name("a");
   b.set_name("b");
@@ -27,6 +28,7 @@ int main() {
   std::cout << "The graph the forward pass recorded (each op's inputs indented below it):\n";
   print_graph(L);
   L.backward();  // walks the graph from L back to the leaves, then frees it
+  // [docs:end]
 
   // On paper, by the chain rule, starting from dL/dL = 1:
   //   dL/df = d = 4          dL/dd = f = -2
@@ -46,6 +48,7 @@ int main() {
   // Part 2: a small tensor expression.  y = tanh(x W),  loss = mean(y^2)
   //   x (2, 3) is data, W (3, 2) a parameter.
   std::cout << "\nPart 2: loss = mean(tanh(x W)^2),  x (2, 3), W (3, 2)\n\n";
+  // [docs:part2]
   const Tensor x = from_vector({1, 2, 3, -1, 0, 1}, {2, 3});
   Variable W(from_vector({0.1f, -0.2f, 0.3f, 0.1f, -0.1f, 0.2f}, {3, 2}), true);
   W.set_name("W");
@@ -60,6 +63,7 @@ int main() {
   const Tensor yv = y.value();
   const Tensor dz = (yv * real(2) / real(4)) * (real(1) - yv * yv);
   const Tensor dW_by_hand = matmul(x, dz, /*trans_a=*/true);
+  // [docs:end]
   std::cout << "loss          = " << loss.item() << "\n";
   std::cout << "dloss/dW      = " << W.grad() << "\n";
   std::cout << "by hand       = " << dW_by_hand << "\n";

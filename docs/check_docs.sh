@@ -1,0 +1,223 @@
+#!/bin/sh
+# docs/check_docs.sh - docs cannot drift: code and output shown in docs/*.md must be real.
+#
+#   sh docs/check_docs.sh            check every chapter; exit 1 naming each mismatch
+#   sh docs/check_docs.sh --update   rewrite the blocks from the sources and programs
+#   sh docs/check_docs.sh FILE.md..  only these chapters (either mode)
+#
+# Run it from the repository root after `make` (the output blocks run built programs).
+# A chapter marks a block with a comment on the line before its opening fence:
+#
+#   <!-- include: nn/attention.cpp#scores -->       lines strictly between `// [docs:scores]`
+#                                                   and the next `// [docs:end]` in that file
+#   <!-- include: autograd/ops_math.cpp lines 60-70 -->        lines 60 to 70 of the file
+#   <!-- output: build/examples/01_autograd_basics -->         that program's standard output
+#
+# Included text has its common indentation removed and any marker lines inside it dropped.
+# Included files must be compiled by the build (tensor/ autograd/ nn/ data/ viz/ examples/
+# bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
+# POSIX sh, awk, diff and cmp only.
+
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+update=0
+files=""
+for arg in "$@"; do
+  case "$arg" in
+    --update) update=1 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "check_docs: unknown flag '$arg'; expected --update or chapter files" >&2; exit 2 ;;
+    *) files="$files $arg" ;;
+  esac
+done
+[ -n "$files" ] || files=$(ls docs/*.md 2>/dev/null)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_docs.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+problems=0
+checked=0
+fail() {  # chapter:line message
+  echo "check_docs: $*" >&2
+  problems=$((problems + 1))
+}
+
+# Lines strictly between `// [docs:NAME]` and the next `// [docs:end]`, marker lines dropped,
+# common indentation removed. Exit 3 if the start marker is missing, 4 if it is not closed.
+extract_marker() {  # file name
+  awk -v name="$2" '
+    function is_marker(s) { return s ~ /^[ \t]*(\/\/|#) \[docs:[^]]*\][ \t]*$/ }
+    !inside && $0 ~ "^[ \t]*(//|#) \\[docs:" name "\\][ \t]*$" { inside = 1; found = 1; next }
+    inside && $0 ~ /^[ \t]*(\/\/|#) \[docs:end\][ \t]*$/ { inside = 0; closed = 1; exit }
+    inside && !is_marker($0) { line[++n] = $0 }
+    END {
+      if (!found) exit 3
+      if (!closed) exit 4
+      dedent(n)
+    }
+    function dedent(n,   i, min, k) {
+      min = -1
+      for (i = 1; i <= n; i++) {
+        if (line[i] ~ /^[ \t]*$/) continue
+        match(line[i], /^[ \t]*/)
+        if (min < 0 || RLENGTH < min) min = RLENGTH
+      }
+      for (i = 1; i <= n; i++) print (line[i] ~ /^[ \t]*$/ ? "" : substr(line[i], min + 1))
+    }
+  ' "$1"
+}
+
+extract_lines() {  # file first last
+  awk -v a="$2" -v b="$3" '
+    NR >= a && NR <= b { line[++n] = $0 }
+    END {
+      if (n != b - a + 1) exit 5
+      min = -1
+      for (i = 1; i <= n; i++) {
+        if (line[i] ~ /^[ \t]*$/) continue
+        match(line[i], /^[ \t]*/)
+        if (min < 0 || RLENGTH < min) min = RLENGTH
+      }
+      for (i = 1; i <= n; i++) print (line[i] ~ /^[ \t]*$/ ? "" : substr(line[i], min + 1))
+    }
+  ' "$1"
+}
+
+compiled_path() {
+  case "$1" in
+    tensor/*|autograd/*|nn/*|data/*|viz/*|examples/*|bench/*|tests/*) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
+for md in $files; do
+  [ -f "$md" ] || { fail "$md: no such file"; continue; }
+  # Directives: "LINE<TAB>KIND<TAB>ARGUMENT", and hand-written ```cpp blocks: "LINE<TAB>bare".
+  # (Directive-looking lines inside a fenced block are examples, not directives.)
+  awk '
+    !infence && /^<!-- (include|output): .* -->[ \t]*$/ {
+      kind = $2; sub(/:$/, "", kind)
+      arg = $0; sub(/^<!-- (include|output): /, "", arg); sub(/ -->[ \t]*$/, "", arg)
+      printf "%d\t%s\t%s\n", NR, kind, arg
+      pending = NR; next
+    }
+    /^```/ {
+      if (!infence) {
+        infence = 1; fence = $0; sub(/[^`].*$/, "", fence)
+        if ($0 ~ /^```(cpp|c\+\+|cc)[ \t]*$/ && pending != NR - 1) printf "%d\tbare\t\n", NR
+      } else if ($0 == fence) infence = 0
+    }
+  ' "$md" > "$tmp/directives"
+
+  : > "$tmp/plan"  # "LINE<TAB>EXPECTED-FILE" for the rewrite
+  n=0
+  while IFS="$(printf '\t')" read -r line kind arg; do
+    n=$((n + 1))
+    where="$md:$line"
+    if [ "$kind" = bare ]; then
+      fail "$where: a \`\`\`cpp block without an include directive (C++ shown in the docs must be included from a compiled file)"
+      continue
+    fi
+    want="$tmp/want.$n"
+    case "$kind" in
+      include)
+        case "$arg" in
+          *"#"*)
+            src=${arg%%#*}; name=${arg#*#}
+            if [ ! -f "$src" ]; then fail "$where: include $arg: no file $src"; continue; fi
+            if ! compiled_path "$src"; then fail "$where: include $arg: $src is not part of the build"; continue; fi
+            extract_marker "$src" "$name" > "$want"
+            case $? in
+              0) ;;
+              3) fail "$where: include $arg: no line '// [docs:$name]' in $src"; continue ;;
+              4) fail "$where: include $arg: '// [docs:$name]' in $src has no '// [docs:end]' after it"; continue ;;
+              *) fail "$where: include $arg: could not read $src"; continue ;;
+            esac
+            ;;
+          *" lines "*)
+            src=${arg%% lines *}; range=${arg##* lines }
+            first=${range%-*}; last=${range#*-}
+            if [ ! -f "$src" ]; then fail "$where: include $arg: no file $src"; continue; fi
+            if ! compiled_path "$src"; then fail "$where: include $arg: $src is not part of the build"; continue; fi
+            case "$first$last" in *[!0-9]*|"") fail "$where: include $arg: expected 'lines A-B'"; continue ;; esac
+            if ! extract_lines "$src" "$first" "$last" > "$want"; then
+              fail "$where: include $arg: $src has fewer than $last lines"; continue
+            fi
+            ;;
+          *) fail "$where: include $arg: expected 'path#marker' or 'path lines A-B'"; continue ;;
+        esac
+        ;;
+      output)
+        prog=${arg%% *}
+        if [ ! -x "$prog" ]; then fail "$where: output $arg: $prog is not built (run make first)"; continue; fi
+        # shellcheck disable=SC2086
+        if ! $arg > "$want.raw" 2> "$tmp/stderr"; then
+          fail "$where: output $arg: the program failed: $(tail -n 3 "$tmp/stderr")"; continue
+        fi
+        awk '{ print }' "$want.raw" > "$want"  # ensure a final newline
+        ;;
+    esac
+
+    # The fenced block right after the directive line.
+    awk -v at="$line" '
+      NR == at + 1 { if ($0 !~ /^```/) { bad = 1; exit } fence = $0; sub(/[^`].*$/, "", fence); inside = 1; next }
+      inside && NR > at + 1 { if ($0 == fence) { closed = 1; exit } print }
+      END { if (bad) exit 6; if (!closed) exit 7 }
+    ' "$md" > "$tmp/have.$n"
+    status=$?
+    if [ "$update" = 1 ]; then
+      printf '%s\t%s\n' "$line" "$want" >> "$tmp/plan"
+      continue
+    fi
+    checked=$((checked + 1))
+    case $status in
+      6) fail "$where: $kind $arg: expected a fenced block (\`\`\`) on the next line"; continue ;;
+      7) fail "$where: $kind $arg: the fenced block is not closed"; continue ;;
+    esac
+    if ! cmp -s "$want" "$tmp/have.$n"; then
+      if [ "$kind" = include ]; then
+        fail "$where: the block does not match $arg (the source changed; check the prose, then run sh docs/check_docs.sh --update)"
+      else
+        fail "$where: the block is not the output of $arg (the program's output changed; check the prose, then run sh docs/check_docs.sh --update)"
+      fi
+      diff -u "$tmp/have.$n" "$want" | sed -e "1s|.*|--- $md (shown)|" -e "2s|.*|+++ $arg (real)|" -e 's/^/    /' | head -n 40 >&2
+    fi
+  done < "$tmp/directives"
+
+  if [ "$update" = 1 ] && [ -s "$tmp/plan" ]; then
+    # Rewrite: after each directive line, one fence with the expected text. An existing
+    # block's opening fence (and language) is kept; a missing block is created as ```text.
+    awk -v plan="$tmp/plan" '
+      BEGIN { while ((getline l < plan) > 0) { split(l, p, "\t"); want[p[1]] = p[2] } }
+      skip == 1 { if ($0 == fence) skip = 0; next }
+      { print }
+      (NR in want) {
+        file = want[NR]
+        if ((getline nextline) <= 0) nextline = ""
+        if (nextline ~ /^```/) { open = nextline; fence = nextline; sub(/[^`].*$/, "", fence); skip = 1 }
+        else { open = "```text"; fence = "```" }
+        print open
+        while ((getline l < file) > 0) print l
+        close(file)
+        print fence
+        if (!skip && nextline != "") print nextline
+      }
+    ' "$md" > "$tmp/rewritten" || { fail "$md: rewrite failed"; continue; }
+    if ! cmp -s "$md" "$tmp/rewritten"; then
+      cat "$tmp/rewritten" > "$md"
+      echo "check_docs: updated $md"
+    fi
+  fi
+done
+
+if [ "$update" = 1 ]; then
+  [ "$problems" = 0 ] || { echo "check_docs: $problems problem(s) left; fix them and run again" >&2; exit 1; }
+  exit 0
+fi
+if [ "$problems" != 0 ]; then
+  echo "check_docs: $problems problem(s) in docs/ ($checked blocks checked)" >&2
+  exit 1
+fi
+echo "check_docs: $checked blocks match their sources and programs"
+exit 0
