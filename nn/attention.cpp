@@ -21,13 +21,16 @@ Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t S) {
   return m;
 }
 
+// [docs:causal_mask]
 Tensor causal_mask(int64_t T) {
   Tensor m = zeros({T, T});
   for (int64_t t = 0; t < T; ++t)
     for (int64_t s = t + 1; s < T; ++s) m.data()[t * T + s] = 1;
   return m;
 }
+// [docs:end]
 
+// [docs:masked_softmax]
 Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis) {
   if (!mask.defined()) return softmax(scores, axis);
   // exp(-inf) = 0, so masked positions get exactly zero weight. A row that is entirely -inf
@@ -35,6 +38,7 @@ Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis
   // masked_fill sends no gradient to filled places, so nothing becomes NaN.
   return softmax(masked_fill(scores, mask, -std::numeric_limits<real>::infinity()), axis);
 }
+// [docs:end]
 
 // ================================================================================================
 // Score functions
@@ -79,6 +83,7 @@ Variable AttentionScore::forward(const Variable& query, const Variable& keys) {
 
 namespace {
 
+// [docs:tanh_scores]
 // q . k for every pair: (B, T, H) x (B, S, H) -> (B, T, S)
 Variable dot_scores(const Variable& q, const Variable& k) { return matmul(q, k, /*trans_a=*/false, /*trans_b=*/true); }
 
@@ -89,7 +94,9 @@ Variable tanh_scores(const Variable& a, const Variable& b, const Variable& v) {
   Variable hidden = tanh(unsqueeze(a, 2) + unsqueeze(b, 1));       // (B, T, S, A)
   return squeeze(matmul(hidden, unsqueeze(v, 1)), 3);              // (B, T, S, A) @ (A, 1) -> (B, T, S)
 }
+// [docs:end]
 
+// [docs:dot_general]
 class DotScore : public AttentionScore {
  public:
   DotScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Dot, q, k) {
@@ -122,7 +129,9 @@ class GeneralScore : public AttentionScore {
   Variable score(const Variable& q, const Variable& k) override { return dot_scores(q, W->forward(k)); }  // q^T W_a k
   std::shared_ptr<Linear> W;
 };
+// [docs:end]
 
+// [docs:concat_additive]
 class ConcatScore : public AttentionScore {
  public:
   ConcatScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::Concat, q, k) {
@@ -155,7 +164,9 @@ class AdditiveScore : public AttentionScore {
   std::shared_ptr<Linear> W, U;
   Variable v;
 };
+// [docs:end]
 
+// [docs:cosine_mlp]
 class CosineScore : public AttentionScore {
  public:
   CosineScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Cosine, q, k) {
@@ -186,6 +197,7 @@ class MLPScore : public AttentionScore {
   }
   std::shared_ptr<Linear> W1, W2;
 };
+// [docs:end]
 
 }  // namespace
 
@@ -206,6 +218,7 @@ std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k,
 // ================================================================================================
 // The weighted sum
 
+// [docs:attend]
 AttentionResult attend(const Variable& scores, const Variable& values, const Tensor& mask) {
   check(values.dim() == 3 && values.size(0) == scores.size(0) && values.size(1) == scores.size(-1),
         "attend: expected values of shape (", scores.size(0), ", ", scores.size(-1), ", H) for scores of shape ",
@@ -221,7 +234,9 @@ AttentionResult attend(const Variable& scores, const Variable& values, const Ten
   }
   return r;
 }
+// [docs:end]
 
+// [docs:sdpa]
 AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask) {
   check(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() && q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2),
         "scaled_dot_product_attention: expected q (..., T, HS), k (..., S, HS), v (..., S, HV), got ", q.shape(), ", ",
@@ -232,5 +247,6 @@ AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& 
   r.context = matmul(r.weights, v);  // (..., T, HV)
   return r;
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

@@ -52,6 +52,7 @@ std::string AttentionSeq2Seq::extra_repr() const {
 // ================================================================================================
 // Alignment
 
+// [docs:align]
 Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, const Tensor& mask,
                                  const std::vector<int64_t>& lengths) {
   Variable scores = score->forward(query, memory);  // (B, S)
@@ -73,10 +74,12 @@ Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, 
   Variable gaussian = exp(distance * distance * (-1 / (2 * sigma * sigma)));  // (B, S)
   return masked_softmax(scores, window) * gaussian;
 }
+// [docs:end]
 
 // ================================================================================================
 // One decoder step
 
+// [docs:step]
 AttentionSeq2Seq::Step AttentionSeq2Seq::step(const Variable& y, RNNState& state, Variable& feed, const Variable& memory,
                                               const Tensor& mask, const std::vector<int64_t>& lengths) {
   const bool luong = options.style == AttentionStyle::Luong;
@@ -121,6 +124,7 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::step(const Variable& y, RNNState& state
   }
   return r;
 }
+// [docs:end]
 
 // ================================================================================================
 // Forward (teacher forcing) and greedy decoding
@@ -197,6 +201,7 @@ AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::
 // ================================================================================================
 // REINFORCE for hard attention
 
+// [docs:reinforce]
 Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tensor& keep, real& baseline) {
   check(nll.shape() == log_prob.shape() && keep.shape() == nll.shape(),
         "reinforce_loss: expected nll, log_prob and keep of the same shape, got ", nll.shape(), ", ", log_prob.shape(),
@@ -209,5 +214,6 @@ Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tenso
   baseline = real(0.9) * baseline + real(0.1) * batch_mean;
   return sum(Variable(advantage) * log_prob) / count;
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

@@ -32,6 +32,7 @@ class Stepper {
       : model_(model), memory_(std::move(memory)), use_cache_(o.use_cache), need_weights_(o.need_weights) {}
 
   // tokens (N, 1) -> log-probabilities (N, V)
+  // [docs:stepper]
   Tensor step(const Tensor& tokens) {
     TransformerStep s;
     if (use_cache_) {
@@ -50,6 +51,7 @@ class Stepper {
     }
     return log_softmax(slice(s.logits.value(), 1, T - 1, T).reshape({N, V}), -1);  // (N, V)
   }
+  // [docs:end]
 
   // Row i continues the prefix of row index[i] (beam search's reordering).
   void reorder(const Tensor& index) {
@@ -118,6 +120,7 @@ DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vec
   std::vector<int64_t> steps(B, 0);  // decoder steps each output used (its tokens, plus <eos>)
   std::vector<bool> done(B, false);
   Tensor token = full({B, 1}, static_cast<real>(kBos));
+  // [docs:greedy_loop]
   for (int64_t t = 0; t < o.max_len; ++t) {
     const Tensor logp = stepper.step(token);  // (B, V)
     const Tensor next = argmax(logp, -1);     // (B)
@@ -135,6 +138,7 @@ DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vec
     if (all_done) break;
     token = next.reshape({B, 1});
   }
+  // [docs:end]
   if (o.need_weights) {
     r.cross_attention.resize(B);
     for (int64_t b = 0; b < B; ++b)
@@ -207,6 +211,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
       if (done[b]) continue;
+      // [docs:beam_step]
       // Every one-token extension of every live beam, best first (ties: lower beam, lower id).
       std::vector<Candidate> cands;
       for (int64_t k = 0; k < K; ++k) {
@@ -252,6 +257,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         std::nth_element(ends.begin(), ends.begin() + (K - 1), ends.end(), std::greater<double>());
         done[b] = best_live <= ends[K - 1];
       }
+      // [docs:end]
       all_done = all_done && done[b];
     }
     if (all_done) break;

@@ -45,6 +45,7 @@ std::string MultiHeadAttention::extra_repr() const {
 // ================================================================================================
 // Projection into heads
 
+// [docs:project]
 Variable MultiHeadAttention::project(const Variable& x, int64_t part) const {
   const int64_t B = x.size(0), L = x.size(1), C = embed_dim;
   // Rows part*C .. (part+1)*C of the stacked matrix are W_q, W_k or W_v.
@@ -54,6 +55,7 @@ Variable MultiHeadAttention::project(const Variable& x, int64_t part) const {
   // Head h owns features h*HS .. (h+1)*HS: split the last axis, then bring heads forward.
   return permute(reshape(y, {B, L, num_heads, head_dim}), {0, 2, 1, 3});  // (B, NH, L, HS)
 }
+// [docs:end]
 
 // ================================================================================================
 // Attention per head, with both masks
@@ -68,12 +70,15 @@ MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, con
   check(!attn_mask.defined() || attn_mask.shape() == Shape{T, S}, "MultiHeadAttention: expected attn_mask of shape (T, S) = ",
         Shape{T, S}, ", got ", attn_mask.shape());
 
+  // [docs:mask]
   // One mask for every head: 1 where either mask forbids the pair (t, s).
   //   key_padding_mask (B, S) -> (B, 1, 1, S)      attn_mask (T, S)      both -> (B, 1, T, S)
   Tensor mask;
   if (key_padding_mask.defined()) mask = key_padding_mask.reshape({B, 1, 1, S});
   if (attn_mask.defined()) mask = mask.defined() ? maximum(mask, attn_mask) : attn_mask;
+  // [docs:end]
 
+  // [docs:heads]
   Variable context, weights;
   if (dropout > 0 && is_training()) {
     // The composition scaled_dot_product_attention performs, with dropout on the weights.
@@ -88,6 +93,7 @@ MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, con
   // Join the heads: (B, NH, T, HS) -> (B, T, NH, HS) -> (B, T, C), then W_o.
   Variable joined = reshape(permute(context, {0, 2, 1, 3}), {B, T, embed_dim});
   return {out_proj->forward(joined), need_weights ? weights : Variable()};
+  // [docs:end]
 }
 
 // ================================================================================================
@@ -117,6 +123,7 @@ MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, cons
   return attend_heads(project(query, 0), project(key, 1), project(value, 2), key_padding_mask, attn_mask, need_weights);
 }
 
+// [docs:cached_forward]
 MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, const Variable& key, const Variable& value,
                                                      KVCache& cache, CacheMode mode, const Tensor& key_padding_mask,
                                                      const Tensor& attn_mask, bool need_weights) {
@@ -135,5 +142,6 @@ MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, cons
   }
   return attend_heads(project(query, 0), cache.k, cache.v, key_padding_mask, attn_mask, need_weights);
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

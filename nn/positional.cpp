@@ -9,6 +9,7 @@
 
 namespace seqgrad::nn {
 
+// [docs:sinusoidal_table]
 Tensor sinusoidal_table(int64_t max_len, int64_t C) {
   check(max_len > 0 && C > 0, "sinusoidal_table: expected positive max_len and C, got ", max_len, " and ", C);
   Tensor pe = Tensor::empty({max_len, C});
@@ -22,6 +23,7 @@ Tensor sinusoidal_table(int64_t max_len, int64_t C) {
     }
   return pe;
 }
+// [docs:end]
 
 // ================================================================================================
 // The shared part
@@ -43,10 +45,12 @@ SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(int64_t c, int64_t n)
   pe = register_buffer("pe", sinusoidal_table(n, c));
 }
 
+// [docs:sinusoidal_forward]
 Variable SinusoidalPositionalEncoding::forward(const Variable& x, int64_t offset) {
   check_positions(x, offset);
   return x + Variable(slice(pe, 0, offset, offset + x.size(1)));  // (B, T, C) + (T, C)
 }
+// [docs:end]
 
 // ================================================================================================
 // Learned

@@ -47,6 +47,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
 
 std::string TransformerEncoderLayer::extra_repr() const { return layer_repr(options); }
 
+// [docs:encoder_layer]
 // FF(x) = max(0, x W1^T + b1) W2^T + b2, applied to every position alike: (..., C) -> (..., C)
 Variable TransformerEncoderLayer::feed_forward(const Variable& x) {
   return linear2->forward(dropout->forward(relu(linear1->forward(x))));
@@ -68,6 +69,7 @@ Variable TransformerEncoderLayer::forward(const Variable& src, const Tensor& src
   }
   return x;
 }
+// [docs:end]
 
 // ================================================================================================
 // TransformerDecoderLayer
@@ -101,6 +103,7 @@ Variable TransformerDecoderLayer::forward(const Variable& tgt, const Variable& m
       .output;
 }
 
+// [docs:decoder_layer]
 DecoderLayerResult TransformerDecoderLayer::forward(const Variable& tgt, const Variable& memory, DecoderLayerCache* cache,
                                                     const Tensor& tgt_mask, const Tensor& memory_mask,
                                                     const Tensor& tgt_key_padding_mask,
@@ -138,6 +141,7 @@ DecoderLayerResult TransformerDecoderLayer::forward(const Variable& tgt, const V
   }
   return {x, cross_weights};
 }
+// [docs:end]
 
 // ================================================================================================
 // Stacks
@@ -204,12 +208,14 @@ TransformerLayerOptions TransformerOptions::layer() const {
   return TransformerLayerOptions(d_model, nhead).with_dim_feedforward(dim_feedforward).with_dropout(dropout).with_norm_first(norm_first);
 }
 
+// [docs:causal_mask_after]
 Tensor causal_mask_after(int64_t T, int64_t past) {
   Tensor m = zeros({T, past + T});
   for (int64_t t = 0; t < T; ++t)
     for (int64_t s = past + t + 1; s < past + T; ++s) m.data()[t * (past + T) + s] = 1;
   return m;
 }
+// [docs:end]
 
 Transformer::Transformer(const TransformerOptions& o) : options(o) {
   check(o.src_vocab > 4 && o.tgt_vocab > 4, "Transformer: expected vocabularies larger than the 4 special tokens, got ",
@@ -246,12 +252,15 @@ Transformer::Transformer(const TransformerOptions& o) : options(o) {
     if (p.dim() > 1) init::xavier_uniform_(p.value());
 }
 
+// [docs:embed]
 Variable Transformer::embed(Embedding& table, const Tensor& ids, int64_t offset) {
   check(ids.dim() == 2, name(), ": expected token ids of shape (B, L), got ", ids.shape());
   Variable x = table.forward(ids) * std::sqrt(static_cast<real>(options.d_model));  // (B, L, C)
   return dropout(pos_encoding->forward(x, offset), options.dropout, is_training());
 }
+// [docs:end]
 
+// [docs:encode]
 TransformerMemory Transformer::encode(const Tensor& src, const std::vector<int64_t>& src_lengths) {
   check(src.dim() == 2, name(), ": expected source ids of shape (B, S), got ", src.shape());
   const int64_t B = src.size(0), S = src.size(1);
@@ -264,7 +273,9 @@ TransformerMemory Transformer::encode(const Tensor& src, const std::vector<int64
   m.memory = encoder->forward(embed(*src_embed, src, 0), Tensor(), m.key_padding_mask);  // (B, S, C)
   return m;
 }
+// [docs:end]
 
+// [docs:decode]
 TransformerStep Transformer::decode(const Tensor& tgt_in, const TransformerMemory& memory,
                                     const std::vector<int64_t>& tgt_lengths, bool need_weights) {
   check(tgt_in.dim() == 2 && tgt_in.size(0) == memory.memory.size(0), name(), ": expected target ids of shape (",
@@ -275,7 +286,9 @@ TransformerStep Transformer::decode(const Tensor& tgt_in, const TransformerMemor
                                      memory.key_padding_mask, need_weights);
   return {generator->forward(r.output), r.cross_weights};  // (B, T, V)
 }
+// [docs:end]
 
+// [docs:decode_step]
 TransformerStep Transformer::decode_step(const Tensor& tokens, const TransformerMemory& memory, DecoderCache& cache,
                                          bool need_weights) {
   check(tokens.dim() == 2 && tokens.size(0) == memory.memory.size(0), name(), ": expected target ids of shape (",
@@ -287,10 +300,13 @@ TransformerStep Transformer::decode_step(const Tensor& tokens, const Transformer
                                      memory.key_padding_mask, need_weights);
   return {generator->forward(r.output), r.cross_weights};  // (B, T_new, V)
 }
+// [docs:end]
 
+// [docs:model_forward]
 Variable Transformer::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                               const std::vector<int64_t>& tgt_lengths) {
   return decode(tgt_in, encode(src, src_lengths), tgt_lengths).logits;
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

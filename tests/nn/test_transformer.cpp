@@ -301,6 +301,7 @@ const CopyModel& copy_model() {
     const data::EncodedPairs train = data::encode_pairs(train_pairs, vocab, tok, vocab, tok);
     CopyModel out;
     out.test = data::encode_pairs(test_pairs, vocab, tok, vocab, tok);
+    // [docs:train_loop]
     out.model = std::make_shared<nn::Transformer>(nn::TransformerOptions(vocab.size(), vocab.size())
                                                       .with_d_model(32).with_nhead(2).with_num_layers(1)
                                                       .with_dim_feedforward(64).with_dropout(0)
@@ -321,6 +322,7 @@ const CopyModel& copy_model() {
         opt.step();
         schedule.step();
       }
+    // [docs:end]
     std::vector<int64_t> src_lengths;
     for (const auto& s : out.test.src) src_lengths.push_back(static_cast<int64_t>(s.size()));
     const nn::DecodeResult r = nn::greedy_decode(*out.model, data::pad_sequences(out.test.src), src_lengths);
