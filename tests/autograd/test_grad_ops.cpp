@@ -20,6 +20,7 @@ TEST_SUITE_BEGIN("grad float32");
 // ================================================================================================
 // Arithmetic, with broadcasting both ways
 
+// [docs:broadcast_grad]
 TEST_CASE("grad: add, sub, mul, div with broadcasting") {
   manual_seed(1);
   const Tensor a = randn({2, 3, 4}), row = randn({4}), col = randn({3, 1}), one = randn({1, 1, 1});
@@ -35,6 +36,7 @@ TEST_CASE("grad: add, sub, mul, div with broadcasting") {
     CHECK_GRAD([](const Vars& v) { return v[1] / v[0]; }, {positive(a.shape()), b});
   }
 }
+// [docs:end]
 
 TEST_CASE("grad: both operands broadcast ((3, 1) with (1, 4))") {
   manual_seed(2);
@@ -55,6 +57,7 @@ TEST_CASE("grad: scalar arithmetic and neg") {
 // ================================================================================================
 // Elementwise functions
 
+// [docs:elementwise]
 TEST_CASE("grad: elementwise functions") {
   manual_seed(4);
   const Tensor x = randn_away_from_zero({3, 5});
@@ -69,6 +72,7 @@ TEST_CASE("grad: elementwise functions") {
   CHECK_GRAD([](const Vars& v) { return relu(v[0]); }, {x});
   CHECK_GRAD([](const Vars& v) { return gelu(v[0]); }, {x});
 }
+// [docs:end]
 
 // ================================================================================================
 // Reductions

@@ -15,6 +15,7 @@ TEST_SUITE_BEGIN("layer grad float64");
 TEST_SUITE_BEGIN("layer grad float32");
 #endif
 
+// [docs:linear_grad]
 TEST_CASE("grad through Linear (input, weight, bias), 2-D and 3-D input") {
   manual_seed(1);
   nn::Linear lin(4, 3);
@@ -27,6 +28,7 @@ TEST_CASE("grad through Linear (input, weight, bias), 2-D and 3-D input") {
     }, {randn(shape), lin.weight.value(), lin.bias.value()});
   }
 }
+// [docs:end]
 
 TEST_CASE("grad through Embedding, with a padding row that gets no gradient") {
   manual_seed(2);

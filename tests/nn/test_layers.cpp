@@ -75,6 +75,7 @@ TEST_CASE("train/eval reaches every child; zero_grad clears every gradient") {
   for (const Variable& p : model.parameters()) CHECK_FALSE(p.grad().defined());
 }
 
+// [docs:linear_test]
 TEST_CASE("Linear: shapes, default initialisation range, values") {
   manual_seed(1);
   nn::Linear lin(64, 32);
@@ -89,6 +90,7 @@ TEST_CASE("Linear: shapes, default initialisation range, values") {
   const Tensor x = randn({3, 64});
   CHECK(allclose(lin.forward(Variable(x)).value(), matmul(x, lin.weight.value(), false, true) + lin.bias.value(), 1e-5));
 }
+// [docs:end]
 
 TEST_CASE("Embedding: shapes, padding row, N(0, 1) init") {
   manual_seed(2);

@@ -26,6 +26,7 @@ real train(nn::Module& model, const data::Points2D& d, int steps) {
 }
 }  // namespace
 
+// [docs:learns]
 TEST_CASE("an MLP learns two spirals; a linear model cannot") {
   manual_seed(0);
   const data::Points2D d = data::make_spirals(100, 2, real(0.02), 3);
@@ -40,3 +41,4 @@ TEST_CASE("an MLP learns two spirals; a linear model cannot") {
   CHECK(mlp_acc >= real(0.97));
   CHECK(linear_acc < real(0.8));
 }
+// [docs:end]
