@@ -4,6 +4,7 @@
 #                     and the command-line tool (build/seqgrad)
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
 #   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tsan         the thread pool, parallel kernels and a training test under ThreadSanitizer
 #   make bench        benchmark programs (build/bench_*)
 #   make demo         train a small Transformer translator (about a minute) and show what it does
 #   make clean
@@ -65,7 +66,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests sanitize bench demo clean
+.PHONY: all lib examples test run-tests sanitize tsan bench demo clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -120,7 +121,17 @@ test: all $(TEST_BIN) $(TEST64_BIN)
 # The same suite, instrumented; its own build folder so the optimised build is untouched.
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT_FLAGS="-O1 -g" \
-	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
+
+# The test binaries only (no examples): what the instrumented builds need.
+run-tests: $(TEST_BIN) $(TEST64_BIN)
+	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
+
+# The thread pool, the parallel kernels and a short training run under ThreadSanitizer.
+TSAN_TESTS := parallel_for*,set_num_threads*,gemm*,matmul*,*bit-identical*,*thread?counts*,it?learns:?seq2seq*
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT_FLAGS="-O1 -g" EXTRA_FLAGS="-fsanitize=thread" build/tsan/test_seqgrad
+	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_seqgrad -tc=$(TSAN_TESTS)"
 
 bench: $(BENCHES)
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/run_tests.sh BINARY... - run doctest binaries and print one closing line
+# tests/run_tests.sh "BINARY [ARGS]"... - run doctest binaries and print one closing line
 #   tests: N passed, M failed
 # counting doctest test cases over all binaries. A binary that dies before printing its
 # summary counts as one failed test case. Exits non-zero on any failure.
@@ -10,7 +10,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for bin in "$@"; do
   echo "== $bin"
-  "$bin" >"$log" 2>&1
+  $bin >"$log" 2>&1  # unquoted on purpose: "binary -tc=PATTERN" carries its arguments
   code=$?
   cat "$log"
   # doctest's summary: "[doctest] test cases: 12 | 12 passed | 0 failed | 0 skipped"
