@@ -1,0 +1,26 @@
+// exercises/12_greedy_by_hand - prediction one token at a time (chapter 10).
+//
+// Training sees the whole target at once; prediction cannot. Write greedy decoding for a
+// trained nn::Transformer from its three stages, WITHOUT the key/value cache:
+//   memory = model.encode(src, src_lengths)
+//   prefix = <bos>  (data::Vocab::kBos), one row per source
+//   repeat up to max_len times:
+//     logits = model.decode(prefix, memory).logits         (B, t, V): every prefix position
+//     next   = argmax of the LAST position's logits         (B)
+//     a sequence that produces <eos> (data::Vocab::kEos) is finished: keep its tokens so far
+//     append next to the prefix; stop early once every sequence has finished
+// Return each sequence's tokens without <bos> and <eos>. Decoding must not train: no graph
+// (NoGradGuard) and no dropout (model.eval(), restoring the previous mode afterwards).
+// nn::greedy_decode (nn/decoding.cpp) must give the same tokens: the check compares.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/vocab.h"
+#include "nn/decoding.h"
+#include "nn/transformer.h"
+#include "seqgrad.h"
+
+std::vector<std::vector<int64_t>> my_greedy_decode(seqgrad::nn::Transformer& model, const seqgrad::Tensor& src,
+                                                   const std::vector<int64_t>& src_lengths, int64_t max_len);
