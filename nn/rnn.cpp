@@ -48,6 +48,7 @@ Tensor uniform_init(const Shape& shape, int64_t hidden) {
 // ================================================================================================
 // Cell steps
 
+// [docs:cells]
 RNNState rnn_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
                        RNNNonlinearity nonlinearity) {
   Variable pre = add_hidden(gx, s.h, w_hh, b_hh);  // (B, H)
@@ -74,6 +75,7 @@ RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_
   Variable n = tanh(x3[2] + r * h3[2]);  // candidate (r multiplies h W_hn^T + b_hn, as PyTorch)
   return {n + z * (s.h - n), Variable()};  // = (1 - z) n + z h
 }
+// [docs:end]
 
 namespace {
 
@@ -196,6 +198,7 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
     return v.defined() ? reshape(slice(v, 0, k, k + 1), {B, H}) : Variable(zeros({B, H}));
   };
 
+  // [docs:layer_loop]
   Variable input = x;  // (B, T, C) for layer 0, then (B, T, D*H)
   std::vector<Variable> final_h, final_c;
   for (int64_t layer = 0; layer < L; ++layer) {
@@ -231,6 +234,7 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
     input = D == 1 ? direction_outputs[0] : concat(direction_outputs, 2);  // (B, T, D*H)
     if (layer + 1 < L && options.dropout > 0) input = dropout(input, options.dropout, is_training());
   }
+  // [docs:end]
   RNNResult result;
   result.output = input;
   result.state.h = stack(final_h, 0);  // (L*D, B, H)

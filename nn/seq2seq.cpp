@@ -30,6 +30,7 @@ Encoder::Encoder(const Seq2SeqOptions& o) : options_(o) {
                                                            .with_dropout(o.dropout)));
 }
 
+// [docs:encoder_forward]
 EncoderOutput Encoder::forward(const Tensor& src, const std::vector<int64_t>& lengths) {
   check(src.dim() == 2, "Encoder: expected source ids of shape (B, S), got ", src.shape());
   const int64_t B = src.size(0), S = src.size(1), H = options_.hidden_size, D = options_.bidirectional ? 2 : 1;
@@ -61,6 +62,7 @@ EncoderOutput Encoder::forward(const Tensor& src, const std::vector<int64_t>& le
   }
   return out;
 }
+// [docs:end]
 
 // ================================================================================================
 // Decoder
@@ -73,6 +75,7 @@ Decoder::Decoder(const Seq2SeqOptions& o, int64_t context_size) {
   out = register_module("out", std::make_shared<Linear>(o.hidden_size, o.tgt_vocab));
 }
 
+// [docs:decoder_forward]
 Variable Decoder::forward(const Tensor& tokens, const Variable& context, RNNState& state) {
   const int64_t B = tokens.size(0), T = tokens.size(1), C = context.size(1);
   Variable e = embedding->forward(tokens);                                      // (B, T, E)
@@ -81,6 +84,7 @@ Variable Decoder::forward(const Tensor& tokens, const Variable& context, RNNStat
   state = r.state;
   return out->forward(r.output);                                                // (B, T, V)
 }
+// [docs:end]
 
 // ================================================================================================
 // Seq2Seq
@@ -93,6 +97,7 @@ Seq2Seq::Seq2Seq(const Seq2SeqOptions& o) : options(o) {
   decoder = register_module("decoder", std::make_shared<Decoder>(o, encoder->output_size()));
 }
 
+// [docs:bridge]
 RNNState Seq2Seq::initial_state(const Variable& context) {
   const int64_t B = context.size(0), L = options.num_layers, H = options.hidden_size;
   Variable h = permute(reshape(tanh(bridge->forward(context)), {B, L, H}), {1, 0, 2});  // (L, B, H)
@@ -100,6 +105,7 @@ RNNState Seq2Seq::initial_state(const Variable& context) {
   if (options.cell == CellType::LSTM) s.c = Variable(zeros({L, B, H}));
   return s;
 }
+// [docs:end]
 
 Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "Seq2Seq: expected target ids of shape (", src.size(0),
@@ -109,6 +115,7 @@ Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_len
   return decoder->forward(tgt_in, enc.context, state);
 }
 
+// [docs:s2s_greedy]
 std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
                                                          int64_t max_len) {
   NoGradGuard no_grad;
@@ -132,5 +139,6 @@ std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, cons
   }
   return result;
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn
