@@ -36,6 +36,10 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_docs.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
+# Chapters written before this check existed, whose hand-typed ```cpp blocks are reported as
+# warnings instead of failures until they are converted to includes.
+ALLOW_BARE_CPP=${ALLOW_BARE_CPP:-"docs/matmul.md"}
+
 problems=0
 checked=0
 fail() {  # chapter:line message
@@ -116,7 +120,10 @@ for md in $files; do
     n=$((n + 1))
     where="$md:$line"
     if [ "$kind" = bare ]; then
-      fail "$where: a \`\`\`cpp block without an include directive (C++ shown in the docs must be included from a compiled file)"
+      case " $ALLOW_BARE_CPP " in
+        *" $md "*) echo "check_docs: warning: $where: a \`\`\`cpp block without an include directive" >&2 ;;
+        *) fail "$where: a \`\`\`cpp block without an include directive (C++ shown in the docs must be included from a compiled file)" ;;
+      esac
       continue
     fi
     want="$tmp/want.$n"
