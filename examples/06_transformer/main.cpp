@@ -1,0 +1,211 @@
+// examples/06_transformer - attention is all you need: the same task with no recurrence at all.
+//
+// New since 05: nothing reads the sequence step by step. The encoder's positions attend to each
+// other (self-attention), sinusoidal positional encodings tell them where they are, and the
+// decoder attends causally to its own past and to the encoder with several heads at once
+// (nn/transformer.h). Training runs every target position in parallel; decoding still goes
+// token by token, with a key/value cache (nn/decoding.h). Same task, lengths and buckets as 04
+// and 05: reverse letter sequences of length 3-30, exact match per bucket of 5 source lengths.
+//   build/examples/06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "data/batch.h"
+#include "data/tasks.h"
+#include "nn/decoding.h"
+#include "nn/loss.h"
+#include "nn/optim.h"
+#include "nn/schedule.h"
+#include "nn/transformer.h"
+#include "seqgrad.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
+#include "viz/progress.h"
+
+using namespace seqgrad;
+
+// ===============================================================================================
+// Config
+
+struct Config {
+  std::string out_dir = "build/out";
+  int64_t steps = 2000, batch = 32, min_len = 3, max_len = 30, symbols = 10;
+  int64_t train_pairs = 20000, test_pairs = 1200;
+  // The model: C = 64, 4 heads of 16, 2 encoder and 2 decoder layers, FFN width 128, pre-norm.
+  int64_t d_model = 64, heads = 4, layers = 2, ff = 128, warmup = 300, beam = 4;
+  real dropout = 0, label_smoothing = real(0.1), lr_factor = 1;
+  bool norm_first = true;
+};
+
+Config parse(int argc, char** argv) {
+  Config c;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      check(i + 1 < argc, "06_transformer: ", flag, " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--steps") c.steps = std::stoll(value());
+    else if (flag == "--beam") c.beam = std::stoll(value());
+    else if (flag == "--out") c.out_dir = value();
+    else if (flag == "--post-norm") c.norm_first = false;
+    else if (flag == "--quick") { c.steps = 300; c.test_pairs = 300; }
+    else check(false, "06_transformer: unknown flag '", flag, "'; expected --steps, --beam, --post-norm, --quick or --out");
+  }
+  check(c.steps > 0 && c.beam > 0, "06_transformer: expected positive --steps and --beam, got ", c.steps, " and ", c.beam);
+  return c;
+}
+
+// ===============================================================================================
+// Training: teacher forcing on whole batches, Adam(0.9, 0.98, 1e-9), warm-up then 1/sqrt(step)
+
+void train(nn::Transformer& model, const Config& c, const data::EncodedPairs& data) {
+  nn::Adam opt(model.parameters(), nn::AdamOptions(1).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
+  nn::NoamLR schedule(opt, c.d_model, c.warmup, c.lr_factor);
+  const auto loss_options = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(c.label_smoothing);
+  std::vector<int64_t> lengths;
+  for (const auto& s : data.src) lengths.push_back(static_cast<int64_t>(s.size()));
+  model.train();
+  viz::ProgressBar bar(c.steps, "train transformer");
+  int64_t step = 0;
+  for (uint64_t epoch = 0; step < c.steps; ++epoch)
+    for (const auto& idx : data::make_batches(lengths, c.batch, epoch)) {
+      if (++step > c.steps) break;
+      const data::Batch b = data.batch(idx);
+      Variable logits = model.forward(b.src, b.src_lengths, b.tgt_in);  // (B, T, V), all T at once
+      Variable loss = nn::cross_entropy(logits, b.tgt_out, loss_options);
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+      schedule.step();
+      int64_t tokens = 0;
+      for (int64_t n : b.tgt_lengths) tokens += n;
+      bar.update(step, {{"loss", loss.item()}, {"lr", opt.lr()}}, tokens);
+    }
+  bar.finish();
+  model.eval();
+}
+
+// ===============================================================================================
+// Evaluation: exact match per bucket of 5 source lengths (3-7, 8-12, ...), as in 04 and 05
+
+std::map<int64_t, double> evaluate(nn::Transformer& model, const Config& c, const data::EncodedPairs& test, int64_t beam) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> hits;  // bucket start -> (correct, total)
+  const auto options = nn::DecodeOptions().with_max_len(c.max_len + 2).with_beam_size(beam);
+  for (size_t start = 0; start < test.size(); start += 100) {
+    std::vector<std::vector<int64_t>> src;
+    std::vector<int64_t> lengths;
+    for (size_t i = start; i < std::min(test.size(), start + 100); ++i) {
+      src.push_back(test.src[i]);
+      lengths.push_back(static_cast<int64_t>(test.src[i].size()));
+    }
+    const Tensor batch = data::pad_sequences(src);
+    const nn::DecodeResult out = beam == 1 ? nn::greedy_decode(model, batch, lengths, options)
+                                           : nn::beam_search(model, batch, lengths, options);
+    for (size_t k = 0; k < src.size(); ++k) {
+      const int64_t bucket = c.min_len + (lengths[k] - c.min_len) / 5 * 5;
+      hits[bucket].first += out.tokens[k] == test.tgt[start + k];
+      hits[bucket].second += 1;
+    }
+  }
+  std::map<int64_t, double> accuracy;
+  for (auto& [bucket, h] : hits) accuracy[bucket] = static_cast<double>(h.first) / static_cast<double>(h.second);
+  return accuracy;
+}
+
+int main(int argc, char** argv) {
+  try {
+    const Config c = parse(argc, argv);
+    // ---------------------------------------------------------------------------------------------
+    // Data: exactly as in examples 04 and 05
+    const auto opts = data::TaskOptions().with_lengths(c.min_len, c.max_len).with_symbols(c.symbols);
+    const auto train_pairs = data::make_pairs(data::Task::Reverse, data::TaskOptions(opts).with_n(c.train_pairs).with_seed(1));
+    const auto test_pairs = data::make_pairs(data::Task::Reverse, data::TaskOptions(opts).with_n(c.test_pairs).with_seed(2));
+    data::Vocab vocab;
+    for (char ch = 'a'; ch < 'a' + c.symbols; ++ch) vocab.add(std::string(1, ch));
+    const auto tok = data::Tokenization::Space;
+    const data::EncodedPairs train_data = data::encode_pairs(train_pairs, vocab, tok, vocab, tok);
+    const data::EncodedPairs test_data = data::encode_pairs(test_pairs, vocab, tok, vocab, tok);
+
+    // ---------------------------------------------------------------------------------------------
+    // Model: one vocabulary, so source and target share one embedding table
+    manual_seed(42);
+    nn::Transformer model(nn::TransformerOptions(vocab.size(), vocab.size())
+                              .with_d_model(c.d_model)
+                              .with_nhead(c.heads)
+                              .with_num_layers(c.layers)
+                              .with_dim_feedforward(c.ff)
+                              .with_dropout(c.dropout)
+                              .with_norm_first(c.norm_first)
+                              .with_share_embeddings(true)
+                              .with_max_len(c.max_len + 8));
+    std::cout << "Transformer: d_model " << c.d_model << ", " << c.heads << " heads, " << c.layers << "+" << c.layers
+              << " layers, " << model.num_parameters() << " parameters\n";
+
+    // ---------------------------------------------------------------------------------------------
+    // Training and evaluation: greedy, then beam search
+    train(model, c, train_data);
+    std::map<std::string, std::map<int64_t, double>> results;
+    const std::string greedy = "transformer", beam = "beam " + std::to_string(c.beam);
+    results[greedy] = evaluate(model, c, test_data, 1);
+    if (c.beam > 1) results[beam] = evaluate(model, c, test_data, c.beam);
+    std::vector<std::string> columns{greedy};
+    if (c.beam > 1) columns.push_back(beam);
+
+    // ---------------------------------------------------------------------------------------------
+    // Report: the table and the plot, in the format of 04 and 05
+    std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, d_model " << c.d_model << ")\n";
+    std::cout << "length ";
+    for (const auto& m : columns) std::cout << std::setw(12) << m;
+    std::cout << "\n";
+    for (const auto& [bucket, acc] : results[greedy]) {
+      std::cout << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + 4, c.max_len) << "  ";
+      for (const auto& m : columns) std::cout << std::setw(12) << std::fixed << std::setprecision(3) << results[m][bucket];
+      std::cout << "\n";
+    }
+    std::filesystem::create_directories(c.out_dir);
+    viz::LinePlot plot("Transformer: exact match vs. source length", "source length", "exact match");
+    for (const auto& m : columns) {
+      std::vector<double> x, y;
+      for (const auto& [bucket, acc] : results[m]) {
+        x.push_back(static_cast<double>(bucket) + 2);
+        y.push_back(acc);
+      }
+      plot.add_series(m == greedy ? "transformer (greedy)" : "transformer (" + m + ")", x, y);
+    }
+    plot.save(c.out_dir + "/transformer_accuracy.svg");
+    std::cout << "wrote " << c.out_dir << "/transformer_accuracy.svg\n";
+
+    // ---------------------------------------------------------------------------------------------
+    // Every head of the encoder-decoder attention, for one long example
+    size_t pick = 0;
+    for (size_t i = 0; i < test_data.size(); ++i)
+      if (test_data.src[i].size() >= 20) { pick = i; break; }
+    const std::vector<int64_t> src = test_data.src[pick];
+    const nn::DecodeResult d = nn::greedy_decode(model, data::pad_sequences({src}), {static_cast<int64_t>(src.size())},
+                                                 nn::DecodeOptions().with_max_len(c.max_len + 2).with_need_weights(true));
+    std::vector<std::string> rows = vocab.decode(d.tokens[0]), cols = vocab.decode(src);
+    const std::vector<Tensor>& layers = d.cross_attention[0];  // per layer (NH, T_out, S)
+    if (layers[0].size(1) > static_cast<int64_t>(rows.size())) rows.push_back("<eos>");
+    viz::HeatmapGrid grid(/*columns=*/c.heads);
+    for (size_t l = 0; l < layers.size(); ++l)
+      for (int64_t h = 0; h < c.heads; ++h) {
+        const Tensor w = slice(layers[l], 0, h, h + 1).reshape({layers[l].size(1), layers[l].size(2)});  // (T_out, S)
+        grid.add(viz::Heatmap(rows, cols, w).set_title(cat("layer ", l, ", head ", h)).set_value_range(0, 1));
+      }
+    grid.set_title("Encoder-decoder attention of \"" + test_pairs[pick].source + "\", every layer and head");
+    grid.save(c.out_dir + "/transformer_heads.svg");
+    std::string output;
+    for (const std::string& t : rows) output += (output.empty() ? "" : " ") + t;
+    std::cout << "\n\"" << test_pairs[pick].source << "\" -> \"" << output << "\"\n";
+    const Tensor last = slice(layers.back(), 0, 0, 1).reshape({layers.back().size(1), layers.back().size(2)});
+    std::cout << "last layer, head 0:\n" << viz::Heatmap(rows, cols, last).set_value_range(0, 1).to_text();
+    std::cout << "wrote " << c.out_dir << "/transformer_heads.svg\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
