@@ -8,6 +8,7 @@
 
 namespace seqgrad::nn {
 
+// [docs:linear_ctor]
 Linear::Linear(int64_t in, int64_t out, bool has_bias) : in_features(in), out_features(out) {
   check(in > 0 && out > 0, "Linear: expected positive in_features and out_features, got ", in, " and ", out);
   Tensor w = Tensor::empty({out, in});
@@ -20,16 +21,19 @@ Linear::Linear(int64_t in, int64_t out, bool has_bias) : in_features(in), out_fe
     bias = register_parameter("bias", b);
   }
 }
+// [docs:end]
 
 std::string Linear::extra_repr() const {
   return cat("in_features=", in_features, ", out_features=", out_features, ", bias=", bias.defined() ? "true" : "false");
 }
 
+// [docs:linear_forward]
 Variable Linear::forward(const Variable& x) {
   check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: expected input with ", in_features,
         " features (last axis), got shape ", x.shape());
   Variable y = matmul(x, weight, /*trans_a=*/false, /*trans_b=*/true);  // (..., in) @ (in, out)
   return bias.defined() ? y + bias : y;
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

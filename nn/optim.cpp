@@ -112,6 +112,7 @@ Adam::Adam(std::vector<Variable> params, const AdamOptions& o, bool decoupled)
   check(o.weight_decay >= 0, "Adam: expected weight_decay >= 0, got ", o.weight_decay);
 }
 
+// [docs:adam]
 void Adam::step() {
   // t = t + 1
   // AdamW: p = p - lr * weight_decay * p           Adam: g = grad + weight_decay * p
@@ -142,6 +143,7 @@ void Adam::step() {
     }
   }
 }
+// [docs:end]
 
 AdamW::AdamW(std::vector<Variable> params, AdamOptions options) : Adam(std::move(params), options, true) {}
 

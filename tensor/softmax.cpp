@@ -34,6 +34,7 @@ void for_each_row(const Shape& shape, int axis, F fn) {
 // ================================================================================================
 // softmax
 
+// [docs:softmax_kernel]
 Tensor softmax(const Tensor& x, int64_t axis) {
   const int a = normalize_axis(axis, x.dim(), "softmax");
   Tensor y = Tensor::empty(x.shape());
@@ -57,6 +58,7 @@ Tensor softmax(const Tensor& x, int64_t axis) {
   });
   return y;
 }
+// [docs:end]
 
 Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis) {
   // forward: y = softmax(x).  dy_j/dx_i = y_j (delta_ij - y_i), so
@@ -135,6 +137,7 @@ int64_t target_of(real t, int64_t ignore_index, int64_t V) {
 
 }  // namespace
 
+// [docs:ce_forward]
 CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& targets,
                                           int64_t ignore_index, real label_smoothing) {
   check_cross_entropy_args(logits, targets, label_smoothing);
@@ -168,7 +171,9 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
   });
   return out;
 }
+// [docs:end]
 
+// [docs:ce_backward]
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
                               const Tensor& dloss, int64_t ignore_index, real label_smoothing) {
   // forward: loss = (1 - eps)(lse - x[t]) + eps (lse - mean_v x[v]);  d lse / dx_v = p_v, so
@@ -194,5 +199,6 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
   });
   return dx;
 }
+// [docs:end]
 
 }  // namespace seqgrad

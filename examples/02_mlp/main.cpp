@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
 
   // ---------------------------------------------------------------------------------------------
   // Training: full-batch Adam on the cross-entropy of the logits (N, 3) against the labels (N)
+  // [docs:train_loop]
   nn::Adam opt(model.parameters(), nn::AdamOptions(lr));
   std::vector<double> losses;
   viz::ProgressBar bar(steps, "train");
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     bar.update(step, {{"loss", loss.item()}});
   }
   bar.finish();
+  // [docs:end]
 
   // ---------------------------------------------------------------------------------------------
   // Evaluation
