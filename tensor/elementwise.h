@@ -40,6 +40,7 @@ Tensor map(const Tensor& x, F f) {
   return y;
 }
 
+// [docs:map2]
 // out[i] = f(a[i], b[i]) where a and b broadcast to a common shape (numpy rules).
 template <class F>
 Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
@@ -75,6 +76,7 @@ Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
   });
   return out;
 }
+// [docs:end]
 
 // ----------------------------------------------------------------------------------------------
 // Binary ops (broadcasting). Comparisons return 1 where true and 0 where false.

@@ -12,6 +12,7 @@ namespace seqgrad {
 // ================================================================================================
 // The reference kernel: one dot product per output element.
 
+// [docs:gemm_reference]
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
                     bool trans_b, real* C) {
   for (int64_t i = 0; i < M; ++i)
@@ -25,6 +26,7 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
       C[i * N + j] = static_cast<real>(acc);
     }
 }
+// [docs:end]
 
 // ================================================================================================
 // Batching: broadcast the leading axes, then one gemm per batch entry.

@@ -8,6 +8,7 @@
 using namespace seqgrad;
 using seqgrad::testing::allclose;
 
+// [docs:broadcasting]
 TEST_CASE("broadcasting: both directions, size-1 axes, scalars") {
   const Tensor a = from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK((a + from_vector({10, 20, 30})).to_vector() == std::vector<real>{11, 22, 33, 14, 25, 36});
@@ -21,6 +22,7 @@ TEST_CASE("broadcasting: both directions, size-1 axes, scalars") {
   CHECK(broadcast_shapes({4, 1, 3}, {5, 1}, "test") == Shape{4, 5, 3});
   CHECK(add(zeros({2, 1, 4}), zeros({3, 1})).shape() == Shape{2, 3, 4});
 }
+// [docs:end]
 
 TEST_CASE("broadcasting mismatch names the op and both shapes") {
   CHECK_THROWS_WITH_AS(add(zeros({2, 3}), zeros({2})),

@@ -26,6 +26,7 @@ TEST_CASE("storage is 64-byte aligned") {
   }
 }
 
+// [docs:shallow]
 TEST_CASE("copies are shallow, clone is deep, reshape shares storage") {
   Tensor a = zeros({2, 2});
   Tensor b = a;
@@ -41,6 +42,7 @@ TEST_CASE("copies are shallow, clone is deep, reshape shares storage") {
   CHECK_FALSE(c.shares_storage(a));
   CHECK(a.reshape({-1, 1}).shape() == Shape{4, 1});
 }
+// [docs:end]
 
 TEST_CASE("random tensors are reproducible from the seed") {
   manual_seed(123);
