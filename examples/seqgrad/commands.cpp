@@ -241,6 +241,7 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
     double total = 0;
     int64_t step = 0;
     for (const auto& idx : data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch))) {
+      // [docs:train_step]
       const data::Batch b = train.batch(idx);
       Variable loss = t.loss(b, smoothing);
       opt.zero_grad();
@@ -252,6 +253,7 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
       int64_t tokens = 0;
       for (int64_t n : b.tgt_lengths) tokens += n;
       bar.update(++step, {{"loss", loss.item()}}, tokens);
+      // [docs:end]
       if (minutes > 0 && elapsed_minutes() >= minutes) {
         out_of_time = true;
         break;
