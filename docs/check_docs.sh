@@ -16,7 +16,8 @@
 # Included text has its common indentation removed and any marker lines inside it dropped.
 # Included files must be compiled by the build (tensor/ autograd/ nn/ data/ viz/ examples/
 # bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
-# POSIX sh, awk, diff and cmp only.
+# Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist.
+# POSIX sh, awk, grep, sed, diff and cmp only.
 
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -26,7 +27,7 @@ files=""
 for arg in "$@"; do
   case "$arg" in
     --update) update=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check_docs: unknown flag '$arg'; expected --update or chapter files" >&2; exit 2 ;;
     *) files="$files $arg" ;;
   esac
@@ -217,6 +218,38 @@ for md in $files; do
     fi
   fi
 done
+
+# Links between chapters: every [text](file.md) and [text](file.md#anchor) must resolve, with
+# anchors made from headings the way GitHub does (lowercase, punctuation dropped, spaces -> -).
+for md in $files; do
+  [ -f "$md" ] || continue
+  dir=$(dirname "$md")
+  grep -o '](\([A-Za-z0-9_./-]*\.md\)\(#[A-Za-z0-9_-]*\)\{0,1\})' "$md" | sed 's/^](//; s/)$//' | sort -u |
+  while IFS= read -r link; do
+    target=${link%%#*}
+    anchor=""
+    case "$link" in *"#"*) anchor=${link#*#} ;; esac
+    if [ ! -f "$dir/$target" ]; then
+      echo "check_docs: $md: broken link to $link (no file $dir/$target)" >&2
+      echo x >> "$tmp/badlinks"
+      continue
+    fi
+    [ -n "$anchor" ] || continue
+    if ! awk '
+      /^```/ { fence = !fence; next }
+      !fence && /^#+ / {
+        h = $0; sub(/^#+ /, "", h); h = tolower(h)
+        gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
+        print h
+      }' "$dir/$target" | grep -qx -- "$anchor"; then
+      echo "check_docs: $md: broken link to $link (no heading with that anchor in $dir/$target)" >&2
+      echo x >> "$tmp/badlinks"
+    fi
+  done
+done
+if [ -s "$tmp/badlinks" ]; then
+  problems=$((problems + $(wc -l < "$tmp/badlinks")))
+fi
 
 if [ "$update" = 1 ]; then
   [ "$problems" = 0 ] || { echo "check_docs: $problems problem(s) left; fix them and run again" >&2; exit 1; }
