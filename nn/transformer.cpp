@@ -208,14 +208,12 @@ TransformerLayerOptions TransformerOptions::layer() const {
   return TransformerLayerOptions(d_model, nhead).with_dim_feedforward(dim_feedforward).with_dropout(dropout).with_norm_first(norm_first);
 }
 
-// [docs:causal_mask_after]
 Tensor causal_mask_after(int64_t T, int64_t past) {
   Tensor m = zeros({T, past + T});
   for (int64_t t = 0; t < T; ++t)
     for (int64_t s = past + t + 1; s < past + T; ++s) m.data()[t * (past + T) + s] = 1;
   return m;
 }
-// [docs:end]
 
 Transformer::Transformer(const TransformerOptions& o) : options(o) {
   check(o.src_vocab > 4 && o.tgt_vocab > 4, "Transformer: expected vocabularies larger than the 4 special tokens, got ",
