@@ -6,6 +6,7 @@
 #   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan         the thread pool, parallel kernels and a training test under ThreadSanitizer
 #   make bench        benchmark programs (build/bench_*)
+#   make check-docs   check that the code and output quoted in docs/ match the sources
 #   make demo         train a small Transformer translator (about a minute) and show what it does
 #   make clean
 #
@@ -66,7 +67,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests sanitize tsan bench demo clean
+.PHONY: all lib examples test run-tests sanitize tsan bench demo check-docs clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -134,6 +135,10 @@ tsan:
 	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_seqgrad -tc=$(TSAN_TESTS)"
 
 bench: $(BENCHES)
+
+# Code and program output shown in docs/ must equal the sources and real runs (docs/check_docs.sh).
+check-docs: examples
+	@sh docs/check_docs.sh
 
 # The front door: a small Transformer learns toy English -> Chinese in about a minute, then
 # translates sentences it has never seen and draws what it attends to.
