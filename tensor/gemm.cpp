@@ -1,36 +1,373 @@
-// tensor/gemm.cpp - the production matrix-multiply kernel behind matmul().
+// tensor/gemm.cpp - the fast matrix multiply behind matmul(): C = op(A) op(B), cache-blocked,
+// packed and multi-threaded in the GotoBLAS/BLIS manner.
 //
-// For now a straightforward row-parallel loop; the cache-blocked, packed kernel replaces it.
+// What it is: one portable C++ kernel that reaches the speed of a tuned BLAS on large float
+// matrices. The work is cut into blocks that fit the caches, the operands are copied ("packed")
+// into the order the innermost loop reads them, and that loop keeps a 6 x 16 tile of C in vector
+// registers. What it is not: a BLAS. There is no alpha/beta, no leading dimensions, no
+// hand-written assembly: vectors are GCC/Clang vector extensions, which the compiler turns into
+// AVX2 instructions here and into pairs of SSE or NEON instructions (or scalar code) elsewhere.
+// Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
+// The chapter docs/matmul.md explains the design and shows the measurements.
 #include <algorithm>
-#include <vector>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
 namespace seqgrad {
+namespace {
 
-// The production kernel. Rows of C are independent, so they are split over the pool; within a
-// row, the k-then-j loop order streams through B and C contiguously and vectorises.
+// ================================================================================================
+// The shape of the computation
+//
+// Shapes in this file: op(A) is (M, K), op(B) is (K, N), C is (M, N), all row-major.
+//
+//   pack op(B) into panels of NR columns                 (K, N) -> K/KC x N/NR panels (KC, NR)
+//   for each task         ic: a block of rows of C       tasks are shared out between threads
+//     for each K block    pc: KC deep                    pack A[ic, pc] -> a_pack  (MC, KC), L2
+//       for each panel    jr: NR columns of C            B[pc, jr], packed         (KC, NR), L1
+//         for each sliver ir: MR rows of the block       A[ir, pc] in a_pack       (MR, KC)
+//           micro_kernel: C[ir, jr] (MR, NR) (+)= sliver (MR, KC) @ panel (KC, NR)
+//
+// Why each block has its size (AVX2 numbers: 16 vector registers of 8 floats, 32 KB L1 and
+// 512 KB L2 per core):
+//   * micro-kernel: the MR x NR = 6 x 16 tile of C lives in 12 vector registers for a whole K
+//     block; 2 more hold a row of the panel and 1 a broadcast element of the sliver. Each step
+//     loads 2 vectors and 6 scalars for 12 FMAs, so the FMA units, not memory, set the pace.
+//   * KC = 256: a packed panel, KC x NR floats = 16 KB, stays in L1 while the kernel runs down
+//     every sliver of the A block.
+//   * MC = 144: a packed A block, MC x KC floats = 144 KB, stays in L2 while the kernel sweeps
+//     it once per panel.
+// Packing copies each block into exactly the order the kernel reads it, from 64-byte aligned
+// buffers; the transpose flags only change the strides the packing reads with. Edges (M not a
+// multiple of MR, N not of NR) are zero-padded when packing, computed by the same kernel, and
+// only the valid part of the tile is written back. Small matrices skip packing B (see
+// read_b_in_place) and small products skip the threads (kParallelMacs).
+//
+// Threads: op(B) is packed once, by all threads together, into one buffer they all read. The
+// work is then a list of tasks, each a block of C (rows x whole panels) that one thread computes
+// entirely, taking the next task from a shared counter.
+//
+// Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
+// block, stored (first block) or added to C. The K blocking depends on K alone and each element
+// is computed by exactly one task, so the bits are the same whatever the thread count or which
+// thread runs which task.
+
+constexpr int kVectorBytes = 32;  // 256-bit vectors; on narrower machines the compiler splits them
+typedef real vec __attribute__((vector_size(kVectorBytes)));
+constexpr int64_t VL = kVectorBytes / sizeof(real);  // lanes: 8 floats or 4 doubles
+constexpr int64_t MR = 6;                            // rows of the register tile
+constexpr int64_t NR = 2 * VL;                       // columns of the register tile: 2 vectors
+constexpr int64_t KC = 256;                          // depth of a K block
+constexpr int64_t MC = 144;                          // rows of an A block (a multiple of MR)
+
+// Memory seen as vectors: *as_vec(p) loads or stores VL reals at p, which need not be aligned.
+typedef real vec_u __attribute__((vector_size(kVectorBytes), aligned(alignof(real)), may_alias));
+inline vec_u* as_vec(real* p) { return reinterpret_cast<vec_u*>(p); }
+inline const vec_u* as_vec(const real* p) { return reinterpret_cast<const vec_u*>(p); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// op(X) without copying: element (r, c) of op(X) is at p + r * rs + c * cs. For A stored
+// (M, K) that is rs = K, cs = 1; stored (K, M) (trans_a) it is rs = 1, cs = M.
+struct Operand {
+  const real* p;
+  int64_t rs, cs;
+  const real* at(int64_t r, int64_t c) const { return p + r * rs + c * cs; }
+};
+
+// ================================================================================================
+// Packing: copy a block of an operand into the order the micro-kernel reads it
+//
+// A sliver (MR rows of A, kc deep) is stored column by column: out[k * MR + r] = A(r, k), so
+// the kernel reads the MR values it broadcasts at step k from one place. A panel (kc rows of B,
+// NR wide) is stored row by row: out[k * NR + c] = B(k, c), one contiguous row per step. Both
+// are the same operation, "R lines of a matrix, interleaved", with R = MR or NR. Rows past the
+// edge of the matrix are filled with zeros. The transpose flags only change the strides.
+
+// out[k * R + r] = x(r, k) for r < R, k < kc, where x(r, k) = src[r * rs + k * cs];
+// lines r >= rows are zero.
+template <int64_t R>
+void pack_lines(int64_t rows, int64_t kc, const real* src, int64_t rs, int64_t cs, real* out) {
+  if (rs == 1) {
+    // The R values of one step are contiguous in memory: copy them.
+    for (int64_t k = 0; k < kc; ++k) {
+      __builtin_prefetch(src + (k + 8) * cs);
+      const real* s = src + k * cs;
+      real* o = out + k * R;
+      if (rows == R) {
+        std::memcpy(o, s, R * sizeof(real));
+      } else {
+        for (int64_t r = 0; r < R; ++r) o[r] = r < rows ? s[r] : 0;
+      }
+    }
+    return;
+  }
+  // Otherwise each line is contiguous along k (cs == 1) and this is a transpose: load VL
+  // values of a line as one vector and scatter its lanes to VL consecutive steps.
+  int64_t k = 0;
+  for (; k + VL <= kc; k += VL) {
+#pragma GCC unroll 16
+    for (int64_t r = 0; r < R; ++r) {
+      vec v = vec{};
+      if (r < rows) {
+        __builtin_prefetch(src + r * rs + k + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+        v = *as_vec(src + r * rs + k);
+      }
+#pragma GCC unroll 16
+      for (int64_t l = 0; l < VL; ++l) out[(k + l) * R + r] = v[l];
+    }
+  }
+  for (; k < kc; ++k)
+    for (int64_t r = 0; r < R; ++r) out[k * R + r] = r < rows ? src[r * rs + k] : 0;
+}
+
+// A block: rows [i0, i0 + mc), columns [k0, k0 + kc) of op(A) -> ceil(mc / MR) slivers.
+void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, real* out) {
+  for (int64_t ir = 0; ir < mc; ir += MR)
+    pack_lines<MR>(std::min(MR, mc - ir), kc, a.at(i0 + ir, k0), a.rs, a.cs, out + ir * kc);
+}
+
+// One B panel: rows [k0, k0 + kc), columns [j0, j0 + NR) of op(B), clipped at column N.
+// A panel's "lines" are B's columns, so the strides swap.
+void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j0, real* out) {
+  pack_lines<NR>(std::min(NR, N - j0), kc, b.at(k0, j0), b.cs, b.rs, out);
+}
+
+// ================================================================================================
+// The micro-kernel: a 6 x 16 tile of C from a sliver of A and a panel of B
+//
+//   acc (MR, NR) = sum over k < kc of  a[k * MR + i] * b[k * ldb + j]
+//   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones)
+//
+// `a` is a packed sliver. `b` is a packed panel (ldb = NR) or, on the small-matrix path, 16
+// columns of B read in place (ldb = N). Only the top-left m x n corner of the tile is written:
+// that is how the edges of C are handled.
+
+template <bool kPackedB>
+void micro_kernel(int64_t kc, const real* __restrict a, const real* __restrict b, int64_t ldb,
+                  real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
+  const int64_t b_step = kPackedB ? NR : ldb;
+  vec acc[MR][2];
+#pragma GCC unroll 6
+  for (int64_t i = 0; i < MR; ++i) {
+    acc[i][0] = vec{};
+    acc[i][1] = vec{};
+    // Start fetching the C tile now; it is needed only after the loop.
+    __builtin_prefetch(c + i * ldc, 1);
+    __builtin_prefetch(c + i * ldc + NR - 1, 1);
+  }
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
+    const vec b0 = *as_vec(b), b1 = *as_vec(b + VL);  // one row of the panel
+#pragma GCC unroll 6
+    for (int64_t i = 0; i < MR; ++i) {  // times one column of the sliver, broadcast
+      acc[i][0] += a[i] * b0;
+      acc[i][1] += a[i] * b1;
+    }
+    a += MR;
+    b += b_step;
+  }
+  if (m == MR && n == NR) {
+#pragma GCC unroll 6
+    for (int64_t i = 0; i < MR; ++i) {
+      real* ci = c + i * ldc;
+      if (accumulate) {
+        *as_vec(ci) += acc[i][0];
+        *as_vec(ci + VL) += acc[i][1];
+      } else {
+        *as_vec(ci) = acc[i][0];
+        *as_vec(ci + VL) = acc[i][1];
+      }
+    }
+  } else {
+    alignas(64) real tile[MR][NR];
+#pragma GCC unroll 6
+    for (int64_t i = 0; i < MR; ++i) {
+      *as_vec(tile[i]) = acc[i][0];
+      *as_vec(tile[i] + VL) = acc[i][1];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
+  }
+}
+
+// ================================================================================================
+// Buffers: 64-byte aligned scratch that each thread keeps between calls
+
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+  // At least n reals; the contents are not kept when it grows.
+  real* get(int64_t n) {
+    if (n > capacity_) {
+      std::free(data_);
+      data_ = static_cast<real*>(std::aligned_alloc(64, static_cast<size_t>(round_up(n * sizeof(real), 64))));
+      if (!data_) {
+        capacity_ = 0;
+        throw std::bad_alloc();
+      }
+      capacity_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  real* data_ = nullptr;
+  int64_t capacity_ = 0;
+};
+
+thread_local Scratch tls_a_block;  // one packed A block, per thread that runs tasks
+thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
+
+// ================================================================================================
+// The macro-kernel: one packed A block times a range of B panels
+
+// op(B) as the micro-kernel reads it: panel q (columns [q * NR, q * NR + NR)) of the K block
+// that starts at row k0, from the packed copy or, on the small-matrix path, in place.
+struct BPanels {
+  real* packed;      // the packed copy: K blocks one after another, each with its panels in order
+  int64_t padded_n;  // N rounded up to NR: the packed width of a K block
+  Operand b;         // op(B) itself
+  int64_t N;
+  bool in_place;     // full panels are read from B (rows N apart); only a ragged last one is packed
+
+  bool is_packed(int64_t q) const { return !in_place || (q + 1) * NR > N; }
+  // The packed panel, kc x NR reals. With in_place only the last panel is packed.
+  real* packed_panel(int64_t k0, int64_t kc, int64_t q) const {
+    return in_place ? packed + k0 * NR : packed + k0 * padded_n + q * NR * kc;
+  }
+};
+
+constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
+
+// C[i0 : i0 + mc, panels q0 .. q1) (+)= a_pack (mc, kc) @ B[k0 : k0 + kc, same panels].
+void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_pack, const BPanels& bp,
+                  int64_t q0, int64_t q1, real* C, int64_t i0) {
+  const int64_t N = bp.N, slivers = ceil_div(mc, MR);
+  for (int64_t q = q0; q < q1; ++q) {
+    const int64_t j0 = q * NR, n = std::min(NR, N - j0);
+    const bool packed = bp.is_packed(q);
+    const real* panel = packed ? bp.packed_panel(k0, kc, q) : bp.b.at(k0, j0);
+    // While this panel is in use, bring the next one into cache, a slice per sliver, so the
+    // first sliver of the next panel does not wait for memory.
+    const real* next = q + 1 < q1 && bp.is_packed(q + 1) ? bp.packed_panel(k0, kc, q + 1) : nullptr;
+    const int64_t slice = round_up(ceil_div(kc * NR, slivers), kLine);
+    for (int64_t s = 0; s < slivers; ++s) {
+      if (next)
+        for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
+          __builtin_prefetch(next + l);
+      const int64_t ir = s * MR, m = std::min(MR, mc - ir);
+      real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
+      if (packed)
+        micro_kernel<true>(kc, a_pack + ir * kc, panel, NR, c, N, m, n, k0 > 0);
+      else
+        micro_kernel<false>(kc, a_pack + ir * kc, panel, bp.b.rs, c, N, m, n, k0 > 0);
+    }
+  }
+}
+
+// ================================================================================================
+// The driver
+
+// The balanced split of `total` into pieces of at most `most`, rounded up to `multiple`.
+int64_t block_size(int64_t total, int64_t most, int64_t multiple) {
+  return round_up(ceil_div(total, ceil_div(total, most)), multiple);
+}
+
+// Below this many multiply-adds (about 10 microseconds of one core) one thread does it all:
+// handing work to another thread would cost more than it saves.
+constexpr int64_t kParallelMacs = 1 << 18;
+
+// Small matrices read B in place instead of packing it. Packing B is one pass over K x N
+// values, which pays for itself only when each panel is then used by enough slivers of A; with
+// at most 4 slivers (M <= 24) reading B directly is faster. Except when a row of B is a
+// multiple of 4 KB: then the rows of a panel all map to the same few cache sets, evict each
+// other, and only the single-sliver case (M <= 6) still wins. Transposed B is always packed.
+// (Measured on (M, 256) @ (256, N) for M = 6 .. 64 and N = 512, 1024; see docs/matmul.md.)
+bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
+  if (trans_b) return false;
+  if (M <= MR) return true;
+  const bool aliased_rows = (N * static_cast<int64_t>(sizeof(real))) % 4096 == 0;
+  return M <= 4 * MR && !aliased_rows;
+}
+
+}  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
           real* C) {
-  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, N * K));
-  parallel_for(0, M, grain, [&](int64_t i0, int64_t i1) {
-    std::vector<real> brow(trans_b ? N : 0);
-    for (int64_t i = i0; i < i1; ++i) {
-      real* c = C + i * N;
-      for (int64_t j = 0; j < N; ++j) c[j] = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const real a = trans_a ? A[k * M + i] : A[i * K + k];
-        const real* b = B + k * N;
-        if (trans_b) {
-          for (int64_t j = 0; j < N; ++j) brow[j] = B[j * K + k];
-          b = brow.data();
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    std::fill(C, C + M * N, real(0));  // an empty sum
+    return;
+  }
+  const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
+  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
+  const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
+  const int64_t n_panels = ceil_div(N, NR);
+  const bool parallel = M * N * K >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
+  const int64_t threads = parallel ? get_num_threads() : 1;
+
+  // 1. Pack op(B), every panel of every K block, all threads together. When B is read in place
+  //    only the ragged last panel is packed (reading it in place would run past the end of B).
+  BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
+  const int64_t first_packed = bp.in_place ? N / NR : 0;
+  if (first_packed < n_panels) {
+    bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+    auto pack = [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q)
+        for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+          const int64_t kc = std::min(kc_max, K - k0);
+          pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
         }
-        for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
+    };
+    const int64_t count = n_panels - first_packed;
+    if (parallel && count > 1)
+      parallel_for(first_packed, n_panels, std::max<int64_t>(1, count / (2 * threads)), pack);
+    else
+      pack(first_packed, n_panels);
+  }
+
+  // 2. Cut C into tasks: row blocks of mb rows (a multiple of MR) by column blocks of whole
+  //    panels. One thread gets MC-row blocks spanning all of N. T threads get about 4T tasks,
+  //    smaller row blocks first, then column blocks if M is short, so that a thread slowed down
+  //    by something else on the machine simply takes fewer of them.
+  const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
+  int64_t mb = block_size(M, MC, MR);
+  if (ceil_div(M, mb) < want_tasks) mb = std::max(block_size(M, ceil_div(M, want_tasks), MR), 4 * MR);
+  const int64_t row_tasks = ceil_div(M, mb);
+  const int64_t panels_per_task =
+      ceil_div(n_panels, std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4)));
+  const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
+
+  // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
+  //    left; a task packs its own A block for each K block and runs the macro-kernel.
+  std::atomic<int64_t> next_task{0};
+  auto run_tasks = [&](int64_t, int64_t) {
+    real* a_pack = tls_a_block.get(mb * kc_max);
+    for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
+      const int64_t i0 = (t % row_tasks) * mb, mc = std::min(mb, M - i0);
+      const int64_t q0 = (t / row_tasks) * panels_per_task;
+      const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
+      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+        const int64_t kc = std::min(kc_max, K - k0);
+        pack_a(mc, kc, a, i0, k0, a_pack);                    // (mc, kc), stays in L2
+        macro_kernel(mc, kc, k0, a_pack, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
-  });
+  };
+  if (parallel && n_tasks > 1)
+    parallel_for(0, std::min(threads, n_tasks), 1, run_tasks);
+  else
+    run_tasks(0, 1);
 }
 
 }  // namespace seqgrad

@@ -1,0 +1,276 @@
+// tests/tensor/test_matmul.cpp - the fast gemm against the reference triple loop.
+//
+// Three claims: (1) gemm computes the same products as gemm_reference on every kind of shape
+// the blocking can trip over (1x1, primes, sizes one past a tile or a cache block, K = 1, empty
+// dimensions) and for all four transpose combinations; (2) matmul's batching and broadcasting
+// line batch entries up correctly; (3) the result is bit-identical on 1, 2 and 3 threads.
+// Pinned error messages for bad shapes close the file.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/thread_pool.h"
+
+using namespace seqgrad;
+
+namespace {
+
+// Sets the pool size for one scope and restores the previous size afterwards.
+struct ThreadCount {
+  explicit ThreadCount(int n) : saved(get_num_threads()) { set_num_threads(n); }
+  ~ThreadCount() { set_num_threads(saved); }
+  int saved;
+};
+
+// n values uniform in [-1, 1) from a fixed seed.
+std::vector<real> random_values(int64_t n, uint64_t seed) {
+  Generator gen(seed);
+  std::vector<real> v(static_cast<size_t>(n));
+  for (real& x : v) x = static_cast<real>(2 * gen.uniform() - 1);
+  return v;
+}
+
+// The reference accumulates in double, the kernel in `real` and in another order. With inputs
+// in [-1, 1) the rounding error of a K-term sum grows like sqrt(K) eps |terms|, so the tolerance
+// is a few eps times sqrt(K) times the result's scale. A wrong index gives errors of order 1.
+double tolerance(int64_t K, double ref) {
+  const double eps = std::numeric_limits<real>::epsilon();
+  return 16 * eps * std::sqrt(static_cast<double>(K) + 1) * (1 + std::abs(ref));
+}
+
+// Runs gemm and gemm_reference on random operands; counts elements outside the tolerance.
+// C starts out as NaN so an element the kernel forgets to write is caught too.
+int64_t gemm_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
+  const std::vector<real> A = random_values(M * K, 1 + M), B = random_values(K * N, 2 + N);
+  std::vector<real> C(static_cast<size_t>(M * N), std::numeric_limits<real>::quiet_NaN());
+  std::vector<real> R(static_cast<size_t>(M * N));
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data());
+  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M * N; ++i)
+    if (!(std::abs(C[i] - R[i]) <= tolerance(K, R[i]))) ++bad;
+  return bad;
+}
+
+// gemm's output on `threads` threads, for the determinism tests.
+std::vector<real> gemm_on(int threads, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
+  ThreadCount tc(threads);
+  const std::vector<real> A = random_values(M * K, 3), B = random_values(K * N, 4);
+  std::vector<real> C(static_cast<size_t>(M * N));
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data());
+  return C;
+}
+
+bool bit_identical(const std::vector<real>& x, const std::vector<real>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(real)) == 0;
+}
+
+bool tensors_close(const Tensor& fast, const Tensor& ref, int64_t K) {
+  if (fast.shape() != ref.shape()) return false;
+  for (int64_t i = 0; i < ref.numel(); ++i)
+    if (!(std::abs(fast.data()[i] - ref.data()[i]) <= tolerance(K, ref.data()[i]))) return false;
+  return true;
+}
+
+Tensor random_tensor(const Shape& shape, uint64_t seed) {
+  const std::vector<real> v = random_values(numel(shape), seed);
+  Tensor t = Tensor::empty(shape);
+  if (!v.empty()) std::memcpy(t.data(), v.data(), v.size() * sizeof(real));
+  return t;
+}
+
+struct Dims {
+  int64_t M, N, K;
+};
+
+}  // namespace
+
+// ================================================================================================
+// gemm against gemm_reference
+
+TEST_CASE("gemm: matches the reference on odd shapes, all transpose combinations") {
+  // Sizes around the register tile (6 x 16 floats), the K block (256) and the M block, primes,
+  // single rows and columns, and K = 1.
+  const std::vector<Dims> shapes = {
+      {1, 1, 1},     {1, 1, 7},     {2, 3, 5},     {5, 1, 3},     {1, 9, 4},    {7, 13, 17},
+      {6, 16, 8},    {12, 32, 1},   {13, 33, 2},   {5, 15, 31},   {7, 17, 33},  {1, 37, 19},
+      {31, 1, 29},   {97, 101, 103}, {64, 128, 64}, {6, 16, 257}, {11, 19, 513}, {150, 40, 30},
+      {301, 7, 11},  {3, 700, 5},   {40, 300, 600}, {173, 211, 127}, {2, 4100, 3}};
+  for (const Dims& d : shapes)
+    for (int t = 0; t < 4; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2;
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(trans_a);
+      CAPTURE(trans_b);
+      CHECK(gemm_mismatches(d.M, d.N, d.K, trans_a, trans_b) == 0);
+    }
+}
+
+TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the reference") {
+  // Up to 24 rows B is read in place (only a ragged last panel is packed) unless its rows are a
+  // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule.
+  const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
+                                    {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
+                                    {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9}};
+  for (const Dims& d : shapes)
+    for (int t = 0; t < 4; ++t) {
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(t);
+      CHECK(gemm_mismatches(d.M, d.N, d.K, t & 1, t & 2) == 0);
+    }
+}
+
+TEST_CASE("gemm: empty dimensions") {
+  // K = 0: every output is an empty sum, 0, even where C held garbage.
+  std::vector<real> C(12, real(7));
+  gemm(3, 4, 0, nullptr, false, nullptr, false, C.data());
+  for (real c : C) CHECK(c == 0);
+  // M = 0 or N = 0: nothing to write, nothing read.
+  std::vector<real> A(5, 1), B(5, 1);
+  gemm(0, 5, 1, A.data(), false, B.data(), false, nullptr);
+  gemm(5, 0, 1, A.data(), false, B.data(), false, nullptr);
+  gemm(0, 0, 0, nullptr, true, nullptr, true, nullptr);
+
+  CHECK(matmul(zeros({3, 0}), zeros({0, 4})).shape() == Shape{3, 4});
+  CHECK(matmul(zeros({3, 0}), zeros({0, 4})).to_vector() == std::vector<real>(12, 0));
+  CHECK(matmul(zeros({0, 5}), zeros({5, 4})).shape() == Shape{0, 4});
+  CHECK(matmul(zeros({2, 5}), zeros({5, 0})).shape() == Shape{2, 0});
+  CHECK(matmul(zeros({0, 2, 5}), zeros({5, 3})).shape() == Shape{0, 2, 3});
+}
+
+TEST_CASE("gemm: exact on small integers") {
+  // Integer-valued inputs make every partial sum exact, so any summation order gives the same
+  // answer: a check of the arithmetic with no tolerance at all.
+  //   [1 2 3]   [1 0]   [ 4  8]
+  //   [4 5 6] @ [0 1] = [10 17]
+  //             [1 2]
+  const std::vector<real> A = {1, 2, 3, 4, 5, 6}, B = {1, 0, 0, 1, 1, 2};
+  std::vector<real> C(4);
+  gemm(2, 2, 3, A.data(), false, B.data(), false, C.data());
+  CHECK(C == std::vector<real>{4, 8, 10, 17});
+  // The same operands stored transposed: A^T is (3, 2), B^T is (2, 3).
+  const std::vector<real> At = {1, 4, 2, 5, 3, 6}, Bt = {1, 0, 1, 0, 1, 2};
+  gemm(2, 2, 3, At.data(), true, Bt.data(), true, C.data());
+  CHECK(C == std::vector<real>{4, 8, 10, 17});
+}
+
+// ================================================================================================
+// Determinism: the same bits for any thread count
+
+TEST_CASE("gemm: bit-identical results on 1, 2 and 3 threads") {
+  // Shapes big enough to be split over threads, split along M (M > N) and along N, with edges.
+  const std::vector<Dims> shapes = {{200, 300, 170}, {513, 77, 300}, {64, 512, 128},
+                                    {97, 1000, 600}, {1000, 40, 257}};
+  for (const Dims& d : shapes)
+    for (int t = 0; t < 4; ++t) {
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(t);
+      const std::vector<real> one = gemm_on(1, d.M, d.N, d.K, t & 1, t & 2);
+      CHECK(bit_identical(one, gemm_on(2, d.M, d.N, d.K, t & 1, t & 2)));
+      CHECK(bit_identical(one, gemm_on(3, d.M, d.N, d.K, t & 1, t & 2)));
+    }
+}
+
+TEST_CASE("matmul: batched products are bit-identical on 1, 2 and 3 threads") {
+  // Many small matrices take the parallel-over-the-batch path; a few big ones the other.
+  const Tensor q = random_tensor({8, 4, 33, 16}, 5), k = random_tensor({8, 4, 33, 16}, 6);
+  const Tensor x = random_tensor({3, 200, 150}, 7), w = random_tensor({150, 170}, 8);
+  std::vector<std::vector<real>> scores, proj;
+  for (int threads : {1, 2, 3}) {
+    ThreadCount tc(threads);
+    scores.push_back(matmul(q, k, false, /*trans_b=*/true).to_vector());  // (8, 4, 33, 33)
+    proj.push_back(matmul(x, w).to_vector());                             // (3, 200, 170)
+  }
+  CHECK(bit_identical(scores[0], scores[1]));
+  CHECK(bit_identical(scores[0], scores[2]));
+  CHECK(bit_identical(proj[0], proj[1]));
+  CHECK(bit_identical(proj[0], proj[2]));
+}
+
+// ================================================================================================
+// matmul: batching and broadcasting
+
+TEST_CASE("matmul: 2-D and batched products match the reference") {
+  const Tensor a = random_tensor({7, 5}, 9), b = random_tensor({5, 11}, 10);
+  CHECK(tensors_close(matmul(a, b), matmul_reference(a, b), 5));
+  // (B, T, C) @ (C, H) -> (B, T, H): the weight broadcasts over the batch.
+  const Tensor x = random_tensor({3, 10, 24}, 11), w = random_tensor({24, 17}, 12);
+  const Tensor y = matmul(x, w);
+  CHECK(y.shape() == Shape{3, 10, 17});
+  CHECK(tensors_close(y, matmul_reference(x, w), 24));
+  // (1, M, K) @ (B, K, N) -> (B, M, N): the left operand broadcasts.
+  const Tensor p = random_tensor({1, 6, 9}, 13), r = random_tensor({4, 9, 20}, 14);
+  CHECK(matmul(p, r).shape() == Shape{4, 6, 20});
+  CHECK(tensors_close(matmul(p, r), matmul_reference(p, r), 9));
+  // (2, 1, M, K) @ (3, K, N) -> (2, 3, M, N): both broadcast.
+  const Tensor s = random_tensor({2, 1, 5, 8}, 15), u = random_tensor({3, 8, 7}, 16);
+  CHECK(matmul(s, u).shape() == Shape{2, 3, 5, 7});
+  CHECK(tensors_close(matmul(s, u), matmul_reference(s, u), 8));
+}
+
+TEST_CASE("matmul: transpose flags with batches") {
+  // op(a) = a^T per batch entry: a (B, K, M), b (B, N, K) -> (B, M, N).
+  const Tensor a = random_tensor({4, 19, 13}, 17), b = random_tensor({4, 23, 19}, 18);
+  const Tensor y = matmul(a, b, /*trans_a=*/true, /*trans_b=*/true);
+  CHECK(y.shape() == Shape{4, 13, 23});
+  CHECK(tensors_close(y, matmul_reference(a, b, true, true), 19));
+  // Backward's shapes: dW = X^T dY with X (B*T, C) and dY (B*T, H); dX = dY W^T.
+  const Tensor X = random_tensor({60, 24}, 19), dY = random_tensor({60, 40}, 20), W = random_tensor({24, 40}, 21);
+  CHECK(tensors_close(matmul(X, dY, true, false), matmul_reference(X, dY, true, false), 60));
+  CHECK(tensors_close(matmul(dY, W, false, true), matmul_reference(dY, W, false, true), 40));
+}
+
+TEST_CASE("matmul: each batch entry is the 2-D product of the matching slices") {
+  // Checks the batching against gemm_reference on hand-cut slices, independently of the
+  // batching code matmul and matmul_reference share. a (2, 1, M, K), b (3, K, N).
+  const int64_t M = 4, K = 6, N = 5;
+  const Tensor a = random_tensor({2, 1, M, K}, 22), b = random_tensor({3, K, N}, 23);
+  const Tensor y = matmul(a, b);  // (2, 3, M, N)
+  std::vector<real> expect(M * N);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      gemm_reference(M, N, K, a.data() + i * M * K, false, b.data() + j * K * N, false, expect.data());
+      for (int64_t e = 0; e < M * N; ++e) {
+        const real got = y.data()[(i * 3 + j) * M * N + e];
+        CHECK(std::abs(got - expect[e]) <= tolerance(K, expect[e]));
+      }
+    }
+}
+
+// ================================================================================================
+// Errors
+
+TEST_CASE("matmul: shape errors name the op and both shapes") {
+  CHECK_THROWS_WITH_AS(matmul(zeros({3}), zeros({3, 4})),
+                       "matmul: expected operands with at least 2 dimensions, got [3] and [3, 4]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3}), zeros({4, 5})),
+                       "matmul: inner sizes differ; expected op(a) (..., M, K) and op(b) (..., K, N), "
+                       "got [2, 3] and [4, 5], K = 3 vs 4",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3}), zeros({4, 3})),
+                       "matmul: inner sizes differ; expected op(a) (..., M, K) and op(b) (..., K, N), "
+                       "got [2, 3] and [4, 3], K = 3 vs 4 (did you forget to transpose b?)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3}), zeros({3, 5}), /*trans_a=*/true),
+                       "matmul: inner sizes differ; expected op(a) (..., M, K) and op(b) (..., K, N), "
+                       "got [2, 3] (transposed) and [3, 5], K = 2 vs 3",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3, 4}), zeros({3, 4, 5})),
+                       "matmul: shapes [2] and [3] cannot be broadcast together; expected equal "
+                       "sizes or 1 in each axis (from the right), got 2 and 3 in axis 0",
+                       std::invalid_argument);
+}
