@@ -1,0 +1,324 @@
+// bench/bench_matmul.cpp - GFLOP/s of seqgrad's gemm, the naive reference and (when installed)
+// OpenBLAS, side by side, against the machine's peak.
+//
+//   build/bench_matmul                         every case (about a minute)
+//   build/bench_matmul --n 1024 --threads 2    one square case
+//   build/bench_matmul --m 64 --k 128 --n 512 --threads 1
+//
+// It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
+// Output, one line per measurement:
+//   matmul n=512 threads=1 gflops=61.3
+//   openblas n=512 threads=1 gflops=60.2
+//   matmul_naive n=512 threads=1 gflops=1.1
+// then a summary: each case as a fraction of OpenBLAS and of peak, and the 1 -> 2 thread
+// speed-ups. OpenBLAS is loaded at run time with dlopen, so the build never links to it; if
+// libopenblas is not installed its lines are simply missing.
+//
+// Timing: a sample is enough back-to-back calls to take >= 20 ms; a figure is the median of
+// its samples. The machine may be shared and its clock may wander, so the two libraries are
+// measured in alternating rounds (ours, OpenBLAS, ours, ...), with a pause between rounds that
+// lets each library's idle worker threads, which spin for a while after a call, go to sleep
+// before the other library runs.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/thread_pool.h"
+
+using namespace seqgrad;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// ================================================================================================
+// OpenBLAS, found at run time
+
+// cblas_sgemm(order, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) with the
+// CBLAS enum values RowMajor = 101, NoTrans = 111, Trans = 112.
+using CblasGemm = void (*)(int, int, int, int, int, int, real, const real*, int, const real*, int,
+                           real, real*, int);
+using SetThreads = void (*)(int);
+
+struct OpenBlas {
+  CblasGemm gemm = nullptr;
+  SetThreads set_threads = nullptr;
+  explicit operator bool() const { return gemm && set_threads; }
+};
+
+OpenBlas load_openblas() {
+  OpenBlas lib;
+  for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) continue;
+    lib.gemm = reinterpret_cast<CblasGemm>(
+        dlsym(handle, sizeof(real) == 4 ? "cblas_sgemm" : "cblas_dgemm"));
+    lib.set_threads = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads"));
+    if (lib) return lib;
+  }
+  return OpenBlas{};
+}
+
+// ================================================================================================
+// The machine's peak
+
+// Clock rate in GHz, measured: a chain of dependent integer adds retires one add per cycle.
+double measure_ghz() {
+  double best = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    uint64_t x = 0;
+    const int64_t n = 20000000;
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < n; ++i) {
+      // Eight adds per iteration, each waiting for the last; the empty asm stops the compiler
+      // from folding them into one.
+      for (int j = 0; j < 8; ++j) {
+        x += static_cast<uint64_t>(i);
+        __asm__ volatile("" : "+r"(x));
+      }
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, 8.0 * n / s / 1e9);
+  }
+  return best;
+}
+
+// The nominal clock the kernel reports, in GHz (0 if unknown).
+double cpuinfo_ghz() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("cpu MHz", 0) == 0) return std::atof(line.c_str() + line.find(':') + 1) / 1000;
+  return 0;
+}
+
+// Floating-point operations one core can start per cycle in the widest vector unit this
+// binary was compiled for: 2 FMA pipes x lanes x 2 (an FMA is a multiply and an add).
+int flops_per_cycle() {
+  const int lanes_256 = 32 / static_cast<int>(sizeof(real));
+#if defined(__AVX512F__)
+  return 2 * 2 * 2 * lanes_256;
+#elif defined(__FMA__)
+  return 2 * 2 * lanes_256;
+#elif defined(__AVX__)
+  return 2 * lanes_256;  // one multiply and one add pipe, no fusion
+#else
+  return lanes_256;  // SSE: 128-bit multiply and add
+#endif
+}
+
+// ================================================================================================
+// Timing
+
+// Seconds per call of fn: the median over rounds of (time of a batch of calls / calls).
+struct Sampler {
+  std::function<void()> fn;
+  double flops;
+  std::vector<double> samples;
+
+  void warm_up() {
+    fn();
+  }
+  void take_samples(int count) {
+    const double target = 0.02;  // seconds per sample
+    for (int s = 0; s < count; ++s) {
+      int64_t calls = 0;
+      const auto t0 = Clock::now();
+      double elapsed = 0;
+      do {
+        fn();
+        ++calls;
+        elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+      } while (elapsed < target);
+      samples.push_back(elapsed / static_cast<double>(calls));
+    }
+  }
+  double gflops() {
+    std::vector<double> s = samples;
+    std::sort(s.begin(), s.end());
+    return flops / s[s.size() / 2] / 1e9;
+  }
+};
+
+void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+struct Case {
+  int64_t M, K, N;
+  int threads;
+  // "n=512" for square cases, "m=64 k=128 n=512" otherwise.
+  std::string shape() const {
+    char buf[96];
+    if (M == N && K == N)
+      std::snprintf(buf, sizeof buf, "n=%lld", static_cast<long long>(N));
+    else
+      std::snprintf(buf, sizeof buf, "m=%lld k=%lld n=%lld", static_cast<long long>(M),
+                    static_cast<long long>(K), static_cast<long long>(N));
+    return buf;
+  }
+  std::string name() const { return shape() + " threads=" + std::to_string(threads); }
+};
+
+struct Result {
+  Case c;
+  double ours = 0, openblas = 0;
+};
+
+std::vector<real> random_values(int64_t n, uint64_t seed) {
+  Generator gen(seed);
+  std::vector<real> v(static_cast<size_t>(n));
+  for (real& x : v) x = static_cast<real>(2 * gen.uniform() - 1);
+  return v;
+}
+
+Result run_case(const Case& c, const OpenBlas& blas, int rounds) {
+  const std::vector<real> A = random_values(c.M * c.K, 1), B = random_values(c.K * c.N, 2);
+  std::vector<real> C(static_cast<size_t>(c.M * c.N));
+  const double flops = 2.0 * c.M * c.N * c.K;
+  set_num_threads(c.threads);
+  if (blas) blas.set_threads(c.threads);
+  const int M = static_cast<int>(c.M), N = static_cast<int>(c.N), K = static_cast<int>(c.K);
+  Sampler ours{[&] { gemm(c.M, c.N, c.K, A.data(), false, B.data(), false, C.data()); }, flops, {}};
+  Sampler theirs{[&] {
+                   blas.gemm(101, 111, 111, M, N, K, 1, A.data(), K, B.data(), N, 0, C.data(), N);
+                 },
+                 flops, {}};
+  for (int r = 0; r < rounds; ++r) {
+    ours.warm_up();
+    ours.take_samples(3);
+    if (!blas) continue;
+    pause_ms(5);  // our workers stop spinning after ~1 ms
+    theirs.warm_up();
+    theirs.take_samples(3);
+    pause_ms(200);  // OpenBLAS's workers spin for up to ~0.1 s after a call
+  }
+  if (blas) {
+    // Both must compute the same product: compare them once, relative to the largest entry.
+    std::vector<real> mine(C.size());
+    ours.fn();
+    mine = C;
+    theirs.fn();
+    double worst = 0, scale = 1e-30;
+    for (size_t i = 0; i < C.size(); ++i) {
+      worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - C[i]));
+      scale = std::max(scale, std::abs(static_cast<double>(C[i])));
+    }
+    if (worst > 1e-4 * scale)
+      std::printf("# WARNING: matmul and openblas differ by %.3g (largest entry %.3g)\n", worst, scale);
+  }
+  Result res{c, ours.gflops(), blas ? theirs.gflops() : 0};
+  std::printf("matmul %s gflops=%.1f\n", c.name().c_str(), res.ours);
+  if (blas) std::printf("openblas %s gflops=%.1f\n", c.name().c_str(), res.openblas);
+  std::fflush(stdout);
+  return res;
+}
+
+void run_naive(int64_t n) {
+  const std::vector<real> A = random_values(n * n, 1), B = random_values(n * n, 2);
+  std::vector<real> C(static_cast<size_t>(n * n));
+  Sampler naive{[&] { gemm_reference(n, n, n, A.data(), false, B.data(), false, C.data()); },
+                2.0 * n * n * n, {}};
+  naive.warm_up();
+  naive.take_samples(3);
+  std::printf("matmul_naive n=%lld threads=1 gflops=%.2f\n", static_cast<long long>(n), naive.gflops());
+  std::fflush(stdout);
+}
+
+// ================================================================================================
+// Command line
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--rounds R])\n",
+               message.c_str());
+  std::exit(2);
+}
+
+int64_t parse_int(const std::string& flag, const char* value, int64_t lo, int64_t hi) {
+  if (value == nullptr) usage_error(flag + " needs a value");
+  char* end = nullptr;
+  const long long v = std::strtoll(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || v < lo || v > hi)
+    usage_error(flag + ": expected a whole number from " + std::to_string(lo) + " to " +
+                std::to_string(hi) + ", got '" + value + "'");
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = 0, m = 0, k = 0, threads = 0, rounds = 3;
+  for (int i = 1; i < argc; i += 2) {  // every flag takes a value
+    const std::string flag = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (flag == "--n") n = parse_int(flag, value, 1, 16384);
+    else if (flag == "--m") m = parse_int(flag, value, 1, 16384);
+    else if (flag == "--k") k = parse_int(flag, value, 1, 16384);
+    else if (flag == "--threads") threads = parse_int(flag, value, 1, 256);
+    else if (flag == "--rounds") rounds = parse_int(flag, value, 1, 100);
+    else usage_error("unknown flag '" + flag + "'");
+  }
+  if ((m || k) && !n) usage_error("--m and --k need --n");
+
+  const OpenBlas blas = load_openblas();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const double ghz_start = measure_ghz(), nominal = cpuinfo_ghz();
+  const int fpc = flops_per_cycle();
+  std::printf("# %s, %u hardware threads, clock %.2f GHz measured (%.2f nominal), %d FLOP/cycle/core\n",
+              kRealName, cores, ghz_start, nominal, fpc);
+  std::printf("# openblas: %s\n", blas ? "loaded" : "not found (install libopenblas-dev to compare)");
+
+  std::vector<Case> cases;
+  const std::vector<int> thread_counts =
+      threads ? std::vector<int>{static_cast<int>(threads)} : std::vector<int>{1, 2};
+  if (n) {
+    for (int t : thread_counts) cases.push_back({m ? m : n, k ? k : n, n, t});
+  } else {
+    for (int t : thread_counts)
+      for (int64_t s : {64, 128, 256, 512, 1024, 2048}) cases.push_back({s, s, s, t});
+    // Small products from the models: an LSTM step with batch 64 and hidden size 128,
+    // (B, C) @ (C, 4H) = (64, 128) @ (128, 512), the matching (64, 512) @ (512, 128), and
+    // attention with T = 32 and HS = 64, (T, HS) @ (HS, T), and a (128, 64) @ (64, 128).
+    for (int t : thread_counts)
+      for (const Case& c : {Case{64, 128, 512, t}, Case{64, 512, 128, t}, Case{32, 64, 32, t},
+                            Case{128, 64, 128, t}})
+        cases.push_back(c);
+    for (int64_t s : {64, 128, 256, 512}) run_naive(s);
+  }
+  std::vector<Result> results;
+  for (const Case& c : cases) results.push_back(run_case(c, blas, static_cast<int>(rounds)));
+
+  // The clock boosts and throttles with load, so it is measured again at the end and the
+  // higher figure taken: the fractions of peak below are then, if anything, underestimates.
+  const double ghz = std::max(ghz_start, measure_ghz());
+  const double peak_per_thread = ghz * fpc;
+  std::printf("# peak = cores x GHz x FLOP/cycle = %u x %.2f x %d = %.1f GFLOP/s (%.1f per thread)\n",
+              cores, ghz, fpc, cores * peak_per_thread, peak_per_thread);
+  std::printf("# summary: matmul as a fraction of OpenBLAS and of peak (threads x per-thread peak)\n");
+  for (const Result& r : results) {
+    std::printf("# %-32s matmul %6.1f GFLOP/s = %3.0f%% of peak", r.c.name().c_str(), r.ours,
+                100 * r.ours / (peak_per_thread * r.c.threads));
+    if (blas)
+      std::printf(", openblas %6.1f = %3.0f%% of peak, matmul/openblas = %.2f", r.openblas,
+                  100 * r.openblas / (peak_per_thread * r.c.threads), r.ours / r.openblas);
+    std::printf("\n");
+  }
+  for (const Result& two : results) {
+    if (two.c.threads != 2) continue;
+    for (const Result& one : results) {
+      if (one.c.threads != 1 || one.c.M != two.c.M || one.c.K != two.c.K || one.c.N != two.c.N) continue;
+      std::printf("# speed-up 1 -> 2 threads, %-20s matmul %.2fx", one.c.shape().c_str(), two.ours / one.ours);
+      if (blas) std::printf(", openblas %.2fx", two.openblas / one.openblas);
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
