@@ -84,65 +84,70 @@ struct Operand {
 // ================================================================================================
 // Packing: copy a block of an operand into the order the micro-kernel reads it
 //
-// A sliver (MR rows of A, kc deep) is stored column by column: out[k * MR + r] = A(r, k), so
-// the kernel reads the MR values it broadcasts at step k from one place. A panel (kc rows of B,
-// NR wide) is stored row by row: out[k * NR + c] = B(k, c), one contiguous row per step. Both
-// are the same operation, "R lines of a matrix, interleaved", with R = MR or NR. Rows past the
-// edge of the matrix are filled with zeros. The transpose flags only change the strides.
+// Both packed shapes are small row-major matrices, zero-padded past the edges of the operand:
+//   an A sliver: MR rows of op(A), kc deep     out[r * kc + k] = op(A)(i0 + r, k0 + k)   (MR, kc)
+//   a B panel:   kc rows of op(B), NR wide     out[k * NR + c] = op(B)(k0 + k, j0 + c)   (kc, NR)
+// So at step k the kernel reads one contiguous row of the panel and one element from each row
+// of the sliver. If the operand is stored the same way round (no transpose flag), every packed
+// row is a contiguous run of the source and packing is a memcpy per row. If it is stored
+// transposed, packing is a transpose: the flags change nothing but the strides read here.
 
-// out[k * R + r] = x(r, k) for r < R, k < kc, where x(r, k) = src[r * rs + k * cs];
-// lines r >= rows are zero.
-template <int64_t R>
-void pack_lines(int64_t rows, int64_t kc, const real* src, int64_t rs, int64_t cs, real* out) {
-  if (rs == 1) {
-    // The R values of one step are contiguous in memory: copy them.
-    for (int64_t k = 0; k < kc; ++k) {
-      __builtin_prefetch(src + (k + 8) * cs);
-      const real* s = src + k * cs;
-      real* o = out + k * R;
-      if (rows == R) {
-        std::memcpy(o, s, R * sizeof(real));
-      } else {
-        for (int64_t r = 0; r < R; ++r) o[r] = r < rows ? s[r] : 0;
+// out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
+// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
+// [docs:pack_block]
+void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
+                int64_t cs, real* out) {
+  if (cs == 1) {  // same way round: copy row by row
+    for (int64_t r = 0; r < R; ++r) {
+      real* o = out + r * C;
+      int64_t copied = 0;
+      if (r < rows) {
+        __builtin_prefetch(src + (r + 8) * rs);  // rows of B are one cache line: fetch ahead
+        if (cols == NR)  // a full row of a B panel: a fixed size, so two inline vector moves
+          std::memcpy(o, src + r * rs, NR * sizeof(real));
+        else
+          std::memcpy(o, src + r * rs, cols * sizeof(real));
+        copied = cols;
       }
+      std::fill(o + copied, o + C, real(0));
     }
     return;
   }
-  // Otherwise each line is contiguous along k (cs == 1) and this is a transpose: load VL
-  // values of a line as one vector and scatter its lanes to VL consecutive steps.
-  int64_t k = 0;
-  for (; k + VL <= kc; k += VL) {
-#pragma GCC unroll 16
-    for (int64_t r = 0; r < R; ++r) {
+  // Transposed: a column of x is contiguous. Load VL values down a column as one vector and
+  // scatter its lanes across VL rows of out.
+  int64_t r = 0;
+  for (; r + VL <= rows; r += VL) {
+    for (int64_t c = 0; c < C; ++c) {
       vec v = vec{};
-      if (r < rows) {
-        __builtin_prefetch(src + r * rs + k + 4 * 64 / sizeof(real));  // 4 cache lines ahead
-        v = *as_vec(src + r * rs + k);
+      if (c < cols) {
+        __builtin_prefetch(src + c * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+        v = *as_vec(src + c * cs + r);
       }
 #pragma GCC unroll 16
-      for (int64_t l = 0; l < VL; ++l) out[(k + l) * R + r] = v[l];
+      for (int64_t l = 0; l < VL; ++l) out[(r + l) * C + c] = v[l];
     }
   }
-  for (; k < kc; ++k)
-    for (int64_t r = 0; r < R; ++r) out[k * R + r] = r < rows ? src[r * rs + k] : 0;
+  for (int64_t c = 0; c < C; ++c)  // the last rows < VL (all of them for an A sliver)
+    for (int64_t rr = r; rr < R; ++rr) out[rr * C + c] = rr < rows && c < cols ? src[rr + c * cs] : 0;
 }
+// [docs:end]
 
-// A block: rows [i0, i0 + mc), columns [k0, k0 + kc) of op(A) -> ceil(mc / MR) slivers.
+// A block: rows [i0, i0 + mc), columns [k0, k0 + kc) of op(A) -> ceil(mc / MR) slivers, one
+// after another.
 void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, real* out) {
   for (int64_t ir = 0; ir < mc; ir += MR)
-    pack_lines<MR>(std::min(MR, mc - ir), kc, a.at(i0 + ir, k0), a.rs, a.cs, out + ir * kc);
+    pack_block(std::min(MR, mc - ir), kc, MR, kc, a.at(i0 + ir, k0), a.rs, a.cs, out + ir * kc);
 }
 
 // One B panel: rows [k0, k0 + kc), columns [j0, j0 + NR) of op(B), clipped at column N.
-// A panel's "lines" are B's columns, so the strides swap.
 void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j0, real* out) {
-  pack_lines<NR>(std::min(NR, N - j0), kc, b.at(k0, j0), b.cs, b.rs, out);
+  pack_block(kc, std::min(NR, N - j0), kc, NR, b.at(k0, j0), b.rs, b.cs, out);
 }
 
 // ================================================================================================
 // The micro-kernel: a 6 x 16 tile of C from a sliver of A and a panel of B
 //
-//   acc (MR, NR) = sum over k < kc of  a[k * MR + i] * b[k * ldb + j]
+//   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
 //   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones)
 //
 // `a` is a packed sliver. `b` is a packed panel (ldb = NR) or, on the small-matrix path, 16
@@ -162,17 +167,20 @@ void micro_kernel(int64_t kc, const real* __restrict a, const real* __restrict b
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
   }
+  // [docs:micro_kernel_loop]
+  const real* a_row[MR];  // the sliver's rows
+  for (int64_t i = 0; i < MR; ++i) a_row[i] = a + i * kc;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
-    const vec b0 = *as_vec(b), b1 = *as_vec(b + VL);  // one row of the panel
+    const vec b0 = *as_vec(b), b1 = *as_vec(b + VL);  // row k of the panel
 #pragma GCC unroll 6
-    for (int64_t i = 0; i < MR; ++i) {  // times one column of the sliver, broadcast
-      acc[i][0] += a[i] * b0;
-      acc[i][1] += a[i] * b1;
+    for (int64_t i = 0; i < MR; ++i) {  // times column k of the sliver, one element at a time
+      acc[i][0] += a_row[i][k] * b0;
+      acc[i][1] += a_row[i][k] * b1;
     }
-    a += MR;
     b += b_step;
   }
+  // [docs:end]
   if (m == MR && n == NR) {
 #pragma GCC unroll 6
     for (int64_t i = 0; i < MR; ++i) {
@@ -225,8 +233,9 @@ class Scratch {
   int64_t capacity_ = 0;
 };
 
-thread_local Scratch tls_a_block;  // one packed A block, per thread that runs tasks
+thread_local Scratch tls_a_block;   // one packed A block, per thread that runs tasks
 thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
+thread_local Scratch tls_a_shared;  // the whole packed op(A), when tasks share it (see gemm)
 
 // ================================================================================================
 // The macro-kernel: one packed A block times a range of B panels
@@ -316,27 +325,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const bool parallel = M * N * K >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
   const int64_t threads = parallel ? get_num_threads() : 1;
 
-  // 1. Pack op(B), every panel of every K block, all threads together. When B is read in place
-  //    only the ragged last panel is packed (reading it in place would run past the end of B).
-  BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
-  const int64_t first_packed = bp.in_place ? N / NR : 0;
-  if (first_packed < n_panels) {
-    bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
-    auto pack = [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q)
-        for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-          const int64_t kc = std::min(kc_max, K - k0);
-          pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
-        }
-    };
-    const int64_t count = n_panels - first_packed;
-    if (parallel && count > 1)
-      parallel_for(first_packed, n_panels, std::max<int64_t>(1, count / (2 * threads)), pack);
-    else
-      pack(first_packed, n_panels);
-  }
-
-  // 2. Cut C into tasks: row blocks of mb rows (a multiple of MR) by column blocks of whole
+  // 1. Cut C into tasks: row blocks of mb rows (a multiple of MR) by column blocks of whole
   //    panels. One thread gets MC-row blocks spanning all of N. T threads get about 4T tasks,
   //    smaller row blocks first, then column blocks if M is short, so that a thread slowed down
   //    by something else on the machine simply takes fewer of them.
@@ -344,22 +333,59 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   int64_t mb = block_size(M, MC, MR);
   if (ceil_div(M, mb) < want_tasks) mb = std::max(block_size(M, ceil_div(M, want_tasks), MR), 4 * MR);
   const int64_t row_tasks = ceil_div(M, mb);
-  const int64_t panels_per_task =
-      ceil_div(n_panels, std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4)));
+  const int64_t col_tasks = std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
+  const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
 
+  // 2. Pack op(B), every panel of every K block, all threads together. When B is read in place
+  //    only the ragged last panel is packed (reading it in place would run past the end of B).
+  //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
+  //    several tasks would pack the same A block: then A is packed here too, once, and shared.
+  BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
+  const int64_t first_packed = bp.in_place ? N / NR : 0;
+  const int64_t b_items = n_panels - first_packed;
+  if (b_items > 0) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  const bool share_a = col_tasks > 1;
+  const int64_t padded_m = round_up(M, MR);
+  real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
+  const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
+  auto pack = [&](int64_t i0, int64_t i1) {  // items: B panels, then A slivers
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+        const int64_t kc = std::min(kc_max, K - k0);
+        if (i < b_items) {
+          const int64_t q = first_packed + i;
+          pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+        } else {
+          const int64_t ir = (i - b_items) * MR;
+          pack_a(std::min(MR, M - ir), kc, a, ir, k0, a_shared + k0 * padded_m + ir * kc);
+        }
+      }
+  };
+  const int64_t items = b_items + a_items;
+  if (parallel && items > 1)
+    parallel_for(0, items, std::max<int64_t>(1, items / (2 * threads)), pack);
+  else
+    pack(0, items);
+
   // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
-  //    left; a task packs its own A block for each K block and runs the macro-kernel.
+  //    left; for each K block a task packs its A block (unless A is shared) and runs the
+  //    macro-kernel over its panels.
+  // [docs:tasks]
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
-    real* a_pack = tls_a_block.get(mb * kc_max);
+    real* a_own = share_a ? nullptr : tls_a_block.get(mb * kc_max);
     for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
       const int64_t i0 = (t % row_tasks) * mb, mc = std::min(mb, M - i0);
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
-        pack_a(mc, kc, a, i0, k0, a_pack);                    // (mc, kc), stays in L2
+        const real* a_pack = a_own;  // the A block (mc, kc), in L2
+        if (share_a)
+          a_pack = a_shared + k0 * padded_m + i0 * kc;
+        else
+          pack_a(mc, kc, a, i0, k0, a_own);
         macro_kernel(mc, kc, k0, a_pack, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
@@ -368,6 +394,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     parallel_for(0, std::min(threads, n_tasks), 1, run_tasks);
   else
     run_tasks(0, 1);
+  // [docs:end]
 }
 
 }  // namespace seqgrad
