@@ -14,11 +14,12 @@
 // speed-ups. OpenBLAS is loaded at run time with dlopen, so the build never links to it; if
 // libopenblas is not installed its lines are simply missing.
 //
-// Timing: a sample is enough back-to-back calls to take >= 20 ms; a figure is the median of
-// its samples. The machine may be shared and its clock may wander, so the two libraries are
-// measured in alternating rounds (ours, OpenBLAS, ours, ...), with a pause between rounds that
-// lets each library's idle worker threads, which spin for a while after a call, go to sleep
-// before the other library runs.
+// Timing: a sample is enough back-to-back calls to take >= 20 ms; a figure is the median of 11
+// samples (--samples). The machine may be shared and its clock wanders with load, so the two
+// libraries take their samples in turns (ours, OpenBLAS, ours, ...) and see the same
+// conditions. Between turns there is a pause long enough for the other library's idle worker
+// threads to stop spinning (OpenBLAS's spin for about 0.12 s after a call, seqgrad's 0.2 ms):
+// a spinning thread would otherwise steal the second core from the one being measured.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -120,7 +121,7 @@ int flops_per_cycle() {
 // ================================================================================================
 // Timing
 
-// Seconds per call of fn: the median over rounds of (time of a batch of calls / calls).
+// Seconds per call of fn: the median over samples of (time of a batch of calls / calls).
 struct Sampler {
   std::function<void()> fn;
   double flops;
@@ -180,7 +181,7 @@ std::vector<real> random_values(int64_t n, uint64_t seed) {
   return v;
 }
 
-Result run_case(const Case& c, const OpenBlas& blas, int rounds) {
+Result run_case(const Case& c, const OpenBlas& blas, int samples) {
   const std::vector<real> A = random_values(c.M * c.K, 1), B = random_values(c.K * c.N, 2);
   std::vector<real> C(static_cast<size_t>(c.M * c.N));
   const double flops = 2.0 * c.M * c.N * c.K;
@@ -192,14 +193,15 @@ Result run_case(const Case& c, const OpenBlas& blas, int rounds) {
                    blas.gemm(101, 111, 111, M, N, K, 1, A.data(), K, B.data(), N, 0, C.data(), N);
                  },
                  flops, {}};
-  for (int r = 0; r < rounds; ++r) {
-    ours.warm_up();
-    ours.take_samples(3);
+  ours.warm_up();
+  if (blas) theirs.warm_up();
+  pause_ms(200);
+  for (int i = 0; i < samples; ++i) {
+    ours.take_samples(1);
     if (!blas) continue;
-    pause_ms(5);  // our workers stop spinning after ~1 ms
-    theirs.warm_up();
-    theirs.take_samples(3);
-    pause_ms(200);  // OpenBLAS's workers spin for up to ~0.1 s after a call
+    pause_ms(5);  // our workers stop spinning after 0.2 ms
+    theirs.take_samples(1);
+    if (c.threads > 1) pause_ms(200);  // OpenBLAS's workers spin for about 0.12 s
   }
   if (blas) {
     // Both must compute the same product: compare them once, relative to the largest entry.
@@ -237,7 +239,7 @@ void run_naive(int64_t n) {
 // Command line
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--rounds R])\n",
+  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S])\n",
                message.c_str());
   std::exit(2);
 }
@@ -255,7 +257,7 @@ int64_t parse_int(const std::string& flag, const char* value, int64_t lo, int64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = 0, m = 0, k = 0, threads = 0, rounds = 3;
+  int64_t n = 0, m = 0, k = 0, threads = 0, samples = 11;
   for (int i = 1; i < argc; i += 2) {  // every flag takes a value
     const std::string flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -263,7 +265,7 @@ int main(int argc, char** argv) {
     else if (flag == "--m") m = parse_int(flag, value, 1, 16384);
     else if (flag == "--k") k = parse_int(flag, value, 1, 16384);
     else if (flag == "--threads") threads = parse_int(flag, value, 1, 256);
-    else if (flag == "--rounds") rounds = parse_int(flag, value, 1, 100);
+    else if (flag == "--samples") samples = parse_int(flag, value, 1, 1000);
     else usage_error("unknown flag '" + flag + "'");
   }
   if ((m || k) && !n) usage_error("--m and --k need --n");
@@ -294,7 +296,7 @@ int main(int argc, char** argv) {
     for (int64_t s : {64, 128, 256, 512}) run_naive(s);
   }
   std::vector<Result> results;
-  for (const Case& c : cases) results.push_back(run_case(c, blas, static_cast<int>(rounds)));
+  for (const Case& c : cases) results.push_back(run_case(c, blas, static_cast<int>(samples)));
 
   // The clock boosts and throttles with load, so it is measured again at the end and the
   // higher figure taken: the fractions of peak below are then, if anything, underestimates.
