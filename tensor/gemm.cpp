@@ -341,6 +341,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    only the ragged last panel is packed (reading it in place would run past the end of B).
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
   //    several tasks would pack the same A block: then A is packed here too, once, and shared.
+  //    Like the tasks below, the items to pack are taken one at a time from a shared counter.
   BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
   const int64_t b_items = n_panels - first_packed;
@@ -349,8 +350,10 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t padded_m = round_up(M, MR);
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
   const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
-  auto pack = [&](int64_t i0, int64_t i1) {  // items: B panels, then A slivers
-    for (int64_t i = i0; i < i1; ++i)
+  const int64_t items = b_items + a_items;  // B panels, then A slivers
+  std::atomic<int64_t> next_item{0};
+  auto pack = [&](int64_t, int64_t) {
+    for (int64_t i; (i = next_item.fetch_add(1)) < items;)
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
         if (i < b_items) {
@@ -362,11 +365,10 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         }
       }
   };
-  const int64_t items = b_items + a_items;
   if (parallel && items > 1)
-    parallel_for(0, items, std::max<int64_t>(1, items / (2 * threads)), pack);
+    parallel_for(0, std::min(threads, items), 1, pack);
   else
-    pack(0, items);
+    pack(0, 1);
 
   // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
   //    left; for each K block a task packs its A block (unless A is shared) and runs the
