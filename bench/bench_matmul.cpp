@@ -2,7 +2,7 @@
 // OpenBLAS, side by side, against the machine's peak.
 //
 //   build/bench_matmul                         every case (about a minute)
-//   build/bench_matmul --n 1024 --threads 2    one square case
+//   build/bench_matmul --n 1024 --threads 2    one square case (without --threads: 1 and 2)
 //   build/bench_matmul --m 64 --k 128 --n 512 --threads 1
 //
 // It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
@@ -15,8 +15,9 @@
 // libopenblas is not installed its lines are simply missing.
 //
 // Timing: a sample is enough back-to-back calls to take >= 20 ms; a figure is the median of 11
-// samples (--samples). The machine may be shared and its clock wanders with load, so the two
-// libraries take their samples in turns (ours, OpenBLAS, ours, ...) and see the same
+// samples (--samples). The machine may be shared and its clock wanders with load, so for each
+// shape the samples are taken in turns (1 thread: ours, OpenBLAS; 2 threads: ours, OpenBLAS;
+// again ...): the two libraries, and the two thread counts of a speed-up, see the same
 // conditions. Between turns there is a pause long enough for the other library's idle worker
 // threads to stop spinning (OpenBLAS's spin for about 0.12 s after a call, seqgrad's 0.2 ms):
 // a spinning thread would otherwise steal the second core from the one being measured.
@@ -181,34 +182,47 @@ std::vector<real> random_values(int64_t n, uint64_t seed) {
   return v;
 }
 
-Result run_case(const Case& c, const OpenBlas& blas, int samples) {
-  const std::vector<real> A = random_values(c.M * c.K, 1), B = random_values(c.K * c.N, 2);
-  std::vector<real> C(static_cast<size_t>(c.M * c.N));
-  const double flops = 2.0 * c.M * c.N * c.K;
-  set_num_threads(c.threads);
-  if (blas) blas.set_threads(c.threads);
-  const int M = static_cast<int>(c.M), N = static_cast<int>(c.N), K = static_cast<int>(c.K);
-  Sampler ours{[&] { gemm(c.M, c.N, c.K, A.data(), false, B.data(), false, C.data()); }, flops, {}};
-  Sampler theirs{[&] {
-                   blas.gemm(101, 111, 111, M, N, K, 1, A.data(), K, B.data(), N, 0, C.data(), N);
-                 },
-                 flops, {}};
-  ours.warm_up();
-  if (blas) theirs.warm_up();
-  pause_ms(200);
-  for (int i = 0; i < samples; ++i) {
-    ours.take_samples(1);
-    if (!blas) continue;
-    pause_ms(5);  // our workers stop spinning after 0.2 ms
-    theirs.take_samples(1);
-    if (c.threads > 1) pause_ms(200);  // OpenBLAS's workers spin for about 0.12 s
+// One shape on each thread count. The samples of the two libraries and of the thread counts
+// are interleaved (for each sample: 1 thread ours, OpenBLAS, 2 threads ours, OpenBLAS, ...), so
+// that a speed-up compares figures taken under the same conditions.
+std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector<int>& thread_counts,
+                              const OpenBlas& blas, int samples) {
+  const std::vector<real> A = random_values(M * K, 1), B = random_values(K * N, 2);
+  std::vector<real> C(static_cast<size_t>(M * N));
+  const double flops = 2.0 * M * N * K;
+  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+  auto ours_fn = [&] { gemm(M, N, K, A.data(), false, B.data(), false, C.data()); };
+  auto theirs_fn = [&] { blas.gemm(101, 111, 111, m, n, k, 1, A.data(), k, B.data(), n, 0, C.data(), n); };
+  std::vector<Sampler> ours, theirs;
+  for (size_t t = 0; t < thread_counts.size(); ++t) {
+    ours.push_back({ours_fn, flops, {}});
+    theirs.push_back({theirs_fn, flops, {}});
   }
+  auto use_threads = [&](int t) {
+    set_num_threads(t);
+    parallel_for(0, t, 1, [](int64_t, int64_t) {});  // start the workers outside the timing
+    if (blas) blas.set_threads(t);
+  };
+  for (size_t t = 0; t < thread_counts.size(); ++t) {
+    use_threads(thread_counts[t]);
+    ours[t].warm_up();
+    if (blas) theirs[t].warm_up();
+    pause_ms(200);
+  }
+  for (int i = 0; i < samples; ++i)
+    for (size_t t = 0; t < thread_counts.size(); ++t) {
+      use_threads(thread_counts[t]);
+      ours[t].take_samples(1);
+      if (!blas) continue;
+      pause_ms(5);  // our workers stop spinning after 0.2 ms
+      theirs[t].take_samples(1);
+      pause_ms(thread_counts[t] > 1 ? 200 : 5);  // OpenBLAS's workers spin for about 0.12 s
+    }
   if (blas) {
     // Both must compute the same product: compare them once, relative to the largest entry.
-    std::vector<real> mine(C.size());
-    ours.fn();
-    mine = C;
-    theirs.fn();
+    ours_fn();
+    const std::vector<real> mine = C;
+    theirs_fn();
     double worst = 0, scale = 1e-30;
     for (size_t i = 0; i < C.size(); ++i) {
       worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - C[i]));
@@ -217,11 +231,15 @@ Result run_case(const Case& c, const OpenBlas& blas, int samples) {
     if (worst > 1e-4 * scale)
       std::printf("# WARNING: matmul and openblas differ by %.3g (largest entry %.3g)\n", worst, scale);
   }
-  Result res{c, ours.gflops(), blas ? theirs.gflops() : 0};
-  std::printf("matmul %s gflops=%.1f\n", c.name().c_str(), res.ours);
-  if (blas) std::printf("openblas %s gflops=%.1f\n", c.name().c_str(), res.openblas);
+  std::vector<Result> results;
+  for (size_t t = 0; t < thread_counts.size(); ++t) {
+    const Result r{Case{M, K, N, thread_counts[t]}, ours[t].gflops(), blas ? theirs[t].gflops() : 0};
+    std::printf("matmul %s gflops=%.1f\n", r.c.name().c_str(), r.ours);
+    if (blas) std::printf("openblas %s gflops=%.1f\n", r.c.name().c_str(), r.openblas);
+    results.push_back(r);
+  }
   std::fflush(stdout);
-  return res;
+  return results;
 }
 
 void run_naive(int64_t n) {
@@ -278,25 +296,28 @@ int main(int argc, char** argv) {
               kRealName, cores, ghz_start, nominal, fpc);
   std::printf("# openblas: %s\n", blas ? "loaded" : "not found (install libopenblas-dev to compare)");
 
-  std::vector<Case> cases;
+  struct Shape3 {
+    int64_t M, K, N;
+  };
+  std::vector<Shape3> shapes;
   const std::vector<int> thread_counts =
       threads ? std::vector<int>{static_cast<int>(threads)} : std::vector<int>{1, 2};
   if (n) {
-    for (int t : thread_counts) cases.push_back({m ? m : n, k ? k : n, n, t});
+    shapes.push_back({m ? m : n, k ? k : n, n});
   } else {
-    for (int t : thread_counts)
-      for (int64_t s : {64, 128, 256, 512, 1024, 2048}) cases.push_back({s, s, s, t});
+    for (int64_t s : {64, 128, 256, 512, 1024, 2048}) shapes.push_back({s, s, s});
     // Small products from the models: an LSTM step with batch 64 and hidden size 128,
     // (B, C) @ (C, 4H) = (64, 128) @ (128, 512), the matching (64, 512) @ (512, 128), and
     // attention with T = 32 and HS = 64, (T, HS) @ (HS, T), and a (128, 64) @ (64, 128).
-    for (int t : thread_counts)
-      for (const Case& c : {Case{64, 128, 512, t}, Case{64, 512, 128, t}, Case{32, 64, 32, t},
-                            Case{128, 64, 128, t}})
-        cases.push_back(c);
+    for (const Shape3& s : {Shape3{64, 128, 512}, Shape3{64, 512, 128}, Shape3{32, 64, 32},
+                            Shape3{128, 64, 128}})
+      shapes.push_back(s);
     for (int64_t s : {64, 128, 256, 512}) run_naive(s);
   }
   std::vector<Result> results;
-  for (const Case& c : cases) results.push_back(run_case(c, blas, static_cast<int>(samples)));
+  for (const Shape3& s : shapes)
+    for (const Result& r : run_shape(s.M, s.K, s.N, thread_counts, blas, static_cast<int>(samples)))
+      results.push_back(r);
 
   // The clock boosts and throttles with load, so it is measured again at the end and the
   // higher figure taken: the fractions of peak below are then, if anything, underestimates.
