@@ -14,13 +14,14 @@
 // speed-ups. OpenBLAS is loaded at run time with dlopen, so the build never links to it; if
 // libopenblas is not installed its lines are simply missing.
 //
-// Timing: a sample is enough back-to-back calls to take >= 20 ms; a figure is the median of 11
-// samples (--samples). The machine may be shared and its clock wanders with load, so for each
-// shape the samples are taken in turns (1 thread: ours, OpenBLAS; 2 threads: ours, OpenBLAS;
-// again ...): the two libraries, and the two thread counts of a speed-up, see the same
-// conditions. Between turns there is a pause long enough for the other library's idle worker
-// threads to stop spinning (OpenBLAS's spin for about 0.12 s after a call, seqgrad's 0.2 ms):
-// a spinning thread would otherwise steal the second core from the one being measured.
+// Timing: a sample is one untimed call, then enough back-to-back calls to take >= 20 ms; a
+// figure is the median of 11 samples (--samples). The machine may be shared and its clock
+// wanders with load, so for each shape the samples are taken in turns: 1 thread (ours and
+// OpenBLAS, the first of the two alternating), then 2 threads, then again. The two libraries,
+// and the two thread counts of a speed-up, see the same conditions. Between turns there is a
+// pause long enough for the other library's idle worker threads to stop spinning (OpenBLAS's
+// spin for about 0.12 s after a call, seqgrad's 0.2 ms): a spinning thread would otherwise
+// steal the second core from the one being measured.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -131,9 +132,12 @@ struct Sampler {
   void warm_up() {
     fn();
   }
+  // One untimed call first: after a pause the core may have clocked down, and the library
+  // that happened to go first would pay for bringing it back up.
   void take_samples(int count) {
     const double target = 0.02;  // seconds per sample
     for (int s = 0; s < count; ++s) {
+      fn();
       int64_t calls = 0;
       const auto t0 = Clock::now();
       double elapsed = 0;
@@ -212,11 +216,16 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
   for (int i = 0; i < samples; ++i)
     for (size_t t = 0; t < thread_counts.size(); ++t) {
       use_threads(thread_counts[t]);
-      ours[t].take_samples(1);
-      if (!blas) continue;
-      pause_ms(5);  // our workers stop spinning after 0.2 ms
-      theirs[t].take_samples(1);
-      pause_ms(thread_counts[t] > 1 ? 200 : 5);  // OpenBLAS's workers spin for about 0.12 s
+      // Which library goes first alternates, so neither always follows the other.
+      for (int turn = 0; turn < 2; ++turn) {
+        if ((turn == 0) == (i % 2 == 0)) {
+          ours[t].take_samples(1);
+          pause_ms(5);  // our workers stop spinning after 0.2 ms
+        } else if (blas) {
+          theirs[t].take_samples(1);
+          pause_ms(thread_counts[t] > 1 ? 200 : 5);  // OpenBLAS's workers spin for about 0.12 s
+        }
+      }
     }
   if (blas) {
     // Both must compute the same product: compare them once, relative to the largest entry.
