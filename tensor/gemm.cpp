@@ -325,14 +325,19 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const bool parallel = M * N * K >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
   const int64_t threads = parallel ? get_num_threads() : 1;
 
-  // 1. Cut C into tasks: row blocks of mb rows (a multiple of MR) by column blocks of whole
-  //    panels. One thread gets MC-row blocks spanning all of N. T threads get about 4T tasks,
+  // 1. Cut C into tasks: row blocks of whole slivers by column blocks of whole panels. One
+  //    thread gets blocks of at most MC rows spanning all of N. T threads get about 4T tasks,
   //    smaller row blocks first, then column blocks if M is short, so that a thread slowed down
-  //    by something else on the machine simply takes fewer of them.
+  //    by something else on the machine simply takes fewer of them. The S slivers are shared
+  //    out evenly: row block r is slivers [r S / R, (r + 1) S / R), so no block is more than one
+  //    sliver bigger than another, and R is a multiple of T, so each thread gets as many.
   const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
-  int64_t mb = block_size(M, MC, MR);
-  if (ceil_div(M, mb) < want_tasks) mb = std::max(block_size(M, ceil_div(M, want_tasks), MR), 4 * MR);
-  const int64_t row_tasks = ceil_div(M, mb);
+  const int64_t slivers = ceil_div(M, MR);
+  int64_t row_tasks = ceil_div(M, MC);  // the fewest blocks of at most MC rows
+  if (row_tasks < want_tasks) row_tasks = std::min(want_tasks, std::max<int64_t>(1, slivers / 4));
+  row_tasks = std::min(slivers, round_up(row_tasks, threads));
+  const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
+  auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
   const int64_t col_tasks = std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
   const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
@@ -378,7 +383,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   auto run_tasks = [&](int64_t, int64_t) {
     real* a_own = share_a ? nullptr : tls_a_block.get(mb * kc_max);
     for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
-      const int64_t i0 = (t % row_tasks) * mb, mc = std::min(mb, M - i0);
+      const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
