@@ -1,0 +1,251 @@
+// bench/bench_train.cpp - how long one training step of the two standard workloads takes.
+//
+// The workloads are fixed, so that figures compare over time and against PyTorch
+// (bench/bench_train_torch.py builds the same two models). Both: source and target vocabulary
+// 40, batch 64, source and target length 20, teacher forcing, mean cross-entropy over the
+// target tokens, Adam with learning rate 1e-3, random token ids, float32. One step is forward +
+// backward + optimizer step.
+//   lstm_attn    embedding 64; LSTM encoder, hidden 128; LSTM decoder cell, hidden 128, fed
+//                [target embedding; previous attentional state] (input feeding, 64 + 128),
+//                starting from the encoder's final state; Luong "general" attention over the
+//                encoder outputs; attentional state h~ = tanh(W_c [context; h] + b_c);
+//                logits = W_s h~ + b_s.
+//   transformer  width 128, 4 heads, feed-forward 512 with ReLU, 2 encoder + 2 decoder layers,
+//                post-norm, sinusoidal positions added to embeddings scaled by sqrt(128), causal
+//                mask on the decoder, dropout 0.
+//
+//   make bench && build/bench_train --workload lstm_attn|transformer [--threads T] [--steps N]
+//                                   [--warmup W] [--decode]
+// prints one line
+//   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
+// with the median over the measured steps, after the warm-up steps (defaults 30 and 5), and
+// the process's peak resident memory. --decode (transformer only) prints instead the speed of
+// greedy decoding 20 tokens for the batch of 64, with and without the key/value cache:
+//   workload=transformer_decode threads=<t> cache=on tokens_per_s=<median> ...
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seqgrad.h"
+
+using namespace seqgrad;
+
+namespace {
+
+constexpr int64_t kVocab = 40, kBatch = 64, kSrcLen = 20, kTgtLen = 20;
+
+// Random ids in [4, V): clear of <pad>, <bos>, <eos> and <unk>, as real sentences would be.
+Tensor random_ids(int64_t rows, int64_t cols) {
+  Tensor ids = zeros({rows, cols});
+  for (int64_t i = 0; i < ids.numel(); ++i) ids.data()[i] = static_cast<real>(4 + default_generator().randint(kVocab - 4));
+  return ids;
+}
+
+// ================================================================================================
+// lstm_attn: Luong attention with input feeding, built from the library's pieces
+
+class LstmAttn : public nn::Module {
+ public:
+  static constexpr int64_t E = 64, H = 128;
+  LstmAttn() {
+    src_embed = register_module("src_embed", std::make_shared<nn::Embedding>(kVocab, E));
+    tgt_embed = register_module("tgt_embed", std::make_shared<nn::Embedding>(kVocab, E));
+    encoder = register_module("encoder", std::make_shared<nn::LSTM>(nn::RNNOptions(E, H)));
+    cell = register_module("cell", std::make_shared<nn::LSTMCell>(E + H, H));
+    score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));
+    combine = register_module("combine", std::make_shared<nn::Linear>(2 * H, H));
+    out = register_module("out", std::make_shared<nn::Linear>(H, kVocab));
+  }
+  std::string name() const override { return "LstmAttn"; }
+
+  // src (B, S), tgt_in (B, T) -> logits (B, T, V)
+  Variable forward(const Tensor& src, const Tensor& tgt_in) {
+    const int64_t B = src.size(0), T = tgt_in.size(1);
+    nn::RNNResult enc = encoder->forward(src_embed->forward(src), nn::RNNState{});  // memory (B, S, H)
+    nn::RNNState state{reshape(enc.state.h, {B, H}), reshape(enc.state.c, {B, H})};
+    const Variable y = tgt_embed->forward(tgt_in);  // (B, T, E)
+    Variable feed(zeros({B, H}));                   // h~_0
+    std::vector<Variable> feeds;
+    for (int64_t t = 0; t < T; ++t) {
+      const Variable y_t = reshape(slice(y, 1, t, t + 1), {B, E});
+      state = cell->forward(concat({y_t, feed}, 1), state);      // h_t from [y_t; h~_{t-1}]
+      const Variable scores = score->forward(state.h, enc.output);  // (B, S)
+      const nn::AttentionResult a = nn::attend(scores, enc.output, Tensor());
+      feed = tanh(combine->forward(concat({a.context, state.h}, 1)));  // h~_t
+      feeds.push_back(feed);
+    }
+    return out->forward(stack(feeds, 1));  // (B, T, V)
+  }
+
+  std::shared_ptr<nn::Embedding> src_embed, tgt_embed;
+  std::shared_ptr<nn::LSTM> encoder;
+  std::shared_ptr<nn::LSTMCell> cell;
+  std::shared_ptr<nn::AttentionScore> score;
+  std::shared_ptr<nn::Linear> combine, out;
+};
+
+nn::TransformerOptions transformer_options() {
+  return nn::TransformerOptions(kVocab, kVocab)
+      .with_d_model(128)
+      .with_nhead(4)
+      .with_dim_feedforward(512)
+      .with_num_layers(2)
+      .with_norm_first(false)
+      .with_dropout(0);
+}
+
+// ================================================================================================
+// Measuring
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double peak_rss_mb() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
+}
+
+// One step: fresh random data, forward, loss, backward, Adam. Returns the loss.
+using StepFn = std::function<real()>;
+
+StepFn make_step(const std::string& workload, std::shared_ptr<nn::Module>& keep,
+                 std::unique_ptr<nn::Adam>& optimizer) {
+  const std::vector<int64_t> src_lengths(kBatch, kSrcLen);
+  if (workload == "lstm_attn") {
+    auto model = std::make_shared<LstmAttn>();
+    keep = model;
+    optimizer = std::make_unique<nn::Adam>(model->parameters(), nn::AdamOptions(1e-3));
+    nn::Adam* opt = optimizer.get();
+    return [model, opt]() -> real {
+      const Tensor src = random_ids(kBatch, kSrcLen), tgt = random_ids(kBatch, kTgtLen + 1);
+      const Tensor tgt_in = slice(tgt, 1, 0, kTgtLen), tgt_out = slice(tgt, 1, 1, kTgtLen + 1);
+      opt->zero_grad();
+      Variable loss = cross_entropy(model->forward(src, tgt_in), tgt_out);
+      loss.backward();
+      opt->step();
+      return loss.item();
+    };
+  }
+  auto model = std::make_shared<nn::Transformer>(transformer_options());
+  keep = model;
+  optimizer = std::make_unique<nn::Adam>(model->parameters(), nn::AdamOptions(1e-3));
+  nn::Adam* opt = optimizer.get();
+  return [model, opt, src_lengths]() -> real {
+    const Tensor src = random_ids(kBatch, kSrcLen), tgt = random_ids(kBatch, kTgtLen + 1);
+    const Tensor tgt_in = slice(tgt, 1, 0, kTgtLen), tgt_out = slice(tgt, 1, 1, kTgtLen + 1);
+    opt->zero_grad();
+    Variable loss = cross_entropy(model->forward(src, src_lengths, tgt_in), tgt_out);
+    loss.backward();
+    opt->step();
+    return loss.item();
+  };
+}
+
+// Greedy decoding of kTgtLen tokens for a batch of kBatch, with or without the cache; the
+// model is untrained, so <eos> rarely comes early, and max_len bounds every run the same way.
+void bench_decode(int threads, int64_t runs) {
+  nn::Transformer model(transformer_options());
+  model.eval();
+  const std::vector<int64_t> src_lengths(kBatch, kSrcLen);
+  for (bool cache : {true, false}) {
+    std::vector<double> rates;
+    for (int64_t r = 0; r < runs + 1; ++r) {
+      const Tensor src = random_ids(kBatch, kSrcLen);
+      const double t0 = now_ms();
+      const nn::DecodeResult out = nn::greedy_decode(
+          model, src, src_lengths, nn::DecodeOptions().with_max_len(kTgtLen).with_use_cache(cache));
+      const double ms = now_ms() - t0;
+      int64_t tokens = 0;  // every step emits a token: the output ids, plus <eos> where it came
+      for (const auto& ids : out.tokens) tokens += std::min<int64_t>(static_cast<int64_t>(ids.size()) + 1, kTgtLen);
+      if (r > 0) rates.push_back(1000.0 * static_cast<double>(tokens) / ms);  // r = 0 warms up
+    }
+    std::printf("workload=transformer_decode threads=%d cache=%s tokens_per_s=%.0f batch=%lld max_len=%lld\n",
+                threads, cache ? "on" : "off", median(rates), static_cast<long long>(kBatch),
+                static_cast<long long>(kTgtLen));
+  }
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr,
+               "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer [--threads T] [--steps N] "
+               "[--warmup W] [--decode]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+int64_t parse_count(const std::string& flag, const char* text, int64_t least) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < least)
+    usage_error(flag + " expects a whole number >= " + std::to_string(least) + ", got '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workload;
+  int64_t threads = 1, steps = 30, warmup = 5;
+  bool decode = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--decode") {
+      decode = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage_error("flag '" + flag + "' is unknown or has no value");
+    if (flag == "--workload")
+      workload = argv[++i];
+    else if (flag == "--threads")
+      threads = parse_count(flag, argv[++i], 1);
+    else if (flag == "--steps")
+      steps = parse_count(flag, argv[++i], 1);
+    else if (flag == "--warmup")
+      warmup = parse_count(flag, argv[++i], 0);
+    else
+      usage_error("unknown flag '" + flag + "'");
+  }
+  if (workload != "lstm_attn" && workload != "transformer")
+    usage_error("--workload expects lstm_attn or transformer, got '" + workload + "'");
+  if (decode && workload != "transformer") usage_error("--decode needs --workload transformer");
+  set_num_threads(static_cast<int>(threads));
+  manual_seed(0);
+  if (decode) {
+    bench_decode(static_cast<int>(threads), steps);
+    return 0;
+  }
+
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<nn::Adam> optimizer;
+  const StepFn step = make_step(workload, model, optimizer);
+  for (int64_t s = 0; s < warmup; ++s) step();
+  std::vector<double> ms;
+  real loss = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    const double t0 = now_ms();
+    loss = step();
+    ms.push_back(now_ms() - t0);
+  }
+  std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f\n", workload.c_str(),
+              static_cast<long long>(threads), median(ms), peak_rss_mb());
+  std::fprintf(stderr, "# last loss %.4f (random targets: about ln 36 = %.2f at the start)\n", static_cast<double>(loss),
+               std::log(36.0));
+  return 0;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""bench/bench_train_torch.py - the PyTorch side of bench_train: the same two workloads.
+
+Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line:
+    workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
+Only for comparison; seqgrad never needs PyTorch. With Debian's python3-torch installed:
+    /usr/bin/python3 bench/bench_train_torch.py --workload lstm_attn --threads 1
+"""
+import argparse
+import math
+import resource
+import statistics
+import sys
+import time
+
+try:
+    import torch
+    from torch import nn
+except ImportError:
+    sys.exit("bench_train_torch: PyTorch is not installed (apt-get install python3-torch)")
+
+VOCAB, BATCH, SRC_LEN, TGT_LEN = 40, 64, 20, 20
+
+
+class LstmAttn(nn.Module):
+    """Luong attention, 'general' score, input feeding; see bench_train.cpp."""
+
+    E, H = 64, 128
+
+    def __init__(self):
+        super().__init__()
+        E, H = self.E, self.H
+        self.src_embed = nn.Embedding(VOCAB, E)
+        self.tgt_embed = nn.Embedding(VOCAB, E)
+        self.encoder = nn.LSTM(E, H, batch_first=True)
+        self.cell = nn.LSTMCell(E + H, H)
+        self.score = nn.Linear(H, H, bias=False)  # score(h, s) = h^T W s
+        self.combine = nn.Linear(2 * H, H)
+        self.out = nn.Linear(H, VOCAB)
+
+    def forward(self, src, tgt_in):
+        B, T = tgt_in.shape
+        memory, (h, c) = self.encoder(self.src_embed(src))  # (B, S, H)
+        h, c = h[0], c[0]
+        y = self.tgt_embed(tgt_in)
+        feed = torch.zeros(B, self.H)
+        keys = memory
+        feeds = []
+        for t in range(T):
+            h, c = self.cell(torch.cat([y[:, t], feed], 1), (h, c))
+            scores = torch.bmm(keys, self.score(h).unsqueeze(2)).squeeze(2)  # (B, S)
+            weights = torch.softmax(scores, 1)
+            context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)
+            feed = torch.tanh(self.combine(torch.cat([context, h], 1)))
+            feeds.append(feed)
+        return self.out(torch.stack(feeds, 1))
+
+
+def sinusoidal(length, width):
+    position = torch.arange(length, dtype=torch.float32).unsqueeze(1)
+    rate = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))
+    pe = torch.zeros(length, width)
+    pe[:, 0::2] = torch.sin(position * rate)
+    pe[:, 1::2] = torch.cos(position * rate)
+    return pe
+
+
+class TransformerModel(nn.Module):
+    C = 128
+
+    def __init__(self):
+        super().__init__()
+        C = self.C
+        self.src_embed = nn.Embedding(VOCAB, C)
+        self.tgt_embed = nn.Embedding(VOCAB, C)
+        self.transformer = nn.Transformer(d_model=C, nhead=4, num_encoder_layers=2, num_decoder_layers=2,
+                                          dim_feedforward=512, dropout=0.0, batch_first=True)
+        self.generator = nn.Linear(C, VOCAB)
+        self.register_buffer("pe", sinusoidal(256, C))
+        self.register_buffer("causal", torch.triu(torch.full((TGT_LEN, TGT_LEN), float("-inf")), 1))
+
+    def forward(self, src, tgt_in):
+        scale = math.sqrt(self.C)
+        s = self.src_embed(src) * scale + self.pe[: src.shape[1]]
+        t = self.tgt_embed(tgt_in) * scale + self.pe[: tgt_in.shape[1]]
+        return self.generator(self.transformer(s, t, tgt_mask=self.causal))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=["lstm_attn", "transformer"], required=True)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = LstmAttn() if args.workload == "lstm_attn" else TransformerModel()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        src = torch.randint(4, VOCAB, (BATCH, SRC_LEN))
+        tgt = torch.randint(4, VOCAB, (BATCH, TGT_LEN + 1))
+        optimizer.zero_grad()
+        logits = model(src, tgt[:, :-1])
+        loss = loss_fn(logits.reshape(-1, VOCAB), tgt[:, 1:].reshape(-1))
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1000)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"workload={args.workload} threads={args.threads} ms_per_step={statistics.median(times):.2f} "
+          f"peak_rss_mb={peak_mb:.1f} (pytorch {torch.__version__})")
+
+
+if __name__ == "__main__":
+    main()
