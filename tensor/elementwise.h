@@ -40,6 +40,17 @@ Tensor map(const Tensor& x, F f) {
   return y;
 }
 
+// y = f over contiguous chunks: f(x + i0, y + i0, i1 - i0), for kernels that do a whole array
+// at a time (tensor/vmath.h).
+template <class F>
+Tensor map_chunks(const Tensor& x, F f) {
+  Tensor y = Tensor::empty(x.shape());
+  const real* px = x.data();
+  real* py = y.data();
+  parallel_for(0, x.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) { f(px + i0, py + i0, i1 - i0); });
+  return y;
+}
+
 // [docs:map2]
 // out[i] = f(a[i], b[i]) where a and b broadcast to a common shape (numpy rules).
 template <class F>
