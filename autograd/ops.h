@@ -11,7 +11,7 @@
 //   ops_reduce.cpp  sum mean max
 //   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
 //                   embedding gather masked_fill where
-//   ops_nn.cpp      matmul softmax log_softmax cross_entropy dropout
+//   ops_nn.cpp      matmul softmax log_softmax cross_entropy dropout layer_norm lstm_cell
 #pragma once
 
 #include <cstdint>
@@ -129,5 +129,17 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets,
 // Inverted dropout: in training, zero each element with probability p and scale the rest by
 // 1 / (1 - p), so the expected value is unchanged; outside training, the identity.
 Variable dropout(const Variable& x, real p, bool training);
+
+// ================================================================================================
+// Fused layers (kernels and formulas: tensor/fused.h). One graph node each instead of a chain
+// of small ops; the composed versions in nn/layernorm.cpp and nn/rnn.cpp define what they compute.
+
+// Normalise the last axis: (x - mean) / sqrt(var + eps) * weight + bias. weight and bias are
+// (C) or undefined (no affine part).
+Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, real eps);
+
+// One LSTM step from its pre-activation gates (B, 4H), order [i f g o], and the previous cell
+// c (B, H) -> [h' | c'] (B, 2H); c' = sig(f) c + sig(i) tanh(g), h' = sig(o) tanh(c').
+Variable lstm_cell(const Variable& gates, const Variable& c);
 
 }  // namespace seqgrad

@@ -1,9 +1,11 @@
-// autograd/ops_nn.cpp - matmul, softmax, log-softmax, cross-entropy and dropout.
+// autograd/ops_nn.cpp - matmul, softmax, log-softmax, cross-entropy, dropout, and the fused
+// layer norm and LSTM cell.
 #include <cmath>
 
 #include "autograd/ops.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/fused.h"
 #include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
@@ -110,6 +112,38 @@ Variable dropout(const Variable& x, real p, bool training) {
   const Tensor mask = map(rand(x.shape()), [p, scale](real u) { return u >= p ? scale : real(0); });
   return make_result("dropout", x.value() * mask, {x}, [mask](const Tensor& dout, Node& n) {
     n.add_grad(0, dout * mask);  // out = x * mask  =>  dx = dout * mask
+  });
+}
+
+// ================================================================================================
+// Fused layers (kernels and their derivations: tensor/fused.cpp)
+
+Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, real eps) {
+  const Tensor w = weight.defined() ? weight.value() : Tensor();
+  LayerNormForward f = layer_norm_forward(x.value(), w, bias.defined() ? bias.value() : Tensor(), eps);
+  std::vector<Variable> inputs{x};
+  if (weight.defined()) inputs.push_back(weight);
+  if (bias.defined()) inputs.push_back(bias);
+  const bool has_w = weight.defined(), has_b = bias.defined();
+  const Tensor x_hat = f.x_hat, rstd = f.rstd;
+  return make_result("layer_norm", f.y, std::move(inputs), [x_hat, rstd, w, has_w, has_b](const Tensor& dy, Node& n) {
+    const LayerNormBackward b = layer_norm_backward(dy, x_hat, rstd, w);
+    if (n.needs_grad(0)) n.add_grad(0, b.dx);
+    if (has_w && n.needs_grad(1)) n.add_grad(1, b.dweight);
+    if (has_b) {
+      const size_t i = has_w ? 2 : 1;
+      if (n.needs_grad(i)) n.add_grad(i, has_w ? b.dbias : sum(dy.reshape({-1, dy.size(-1)}), 0));
+    }
+  });
+}
+
+Variable lstm_cell(const Variable& gates, const Variable& c) {
+  LSTMCellForward f = lstm_cell_forward(gates.value(), c.value());
+  const Tensor act = f.act, hc = f.hc, cv = c.value();
+  return make_result("lstm_cell", f.hc, {gates, c}, [act, hc, cv](const Tensor& dhc, Node& n) {
+    const LSTMCellBackward b = lstm_cell_backward(dhc, act, hc, cv);
+    if (n.needs_grad(0)) n.add_grad(0, b.dgates);
+    if (n.needs_grad(1)) n.add_grad(1, b.dc);
   });
 }
 

@@ -18,14 +18,21 @@ std::string LayerNorm::extra_repr() const {
   return cat("(", normalized_shape, ",), eps=", eps, ", elementwise_affine=", weight.defined() ? "true" : "false");
 }
 
-Variable LayerNorm::forward(const Variable& x) {
-  check(x.dim() >= 1 && x.size(-1) == normalized_shape, "LayerNorm: expected input with ", normalized_shape,
-        " features (last axis), got shape ", x.shape());
+// [docs:layer_norm_composed]
+Variable layer_norm_composed(const Variable& x, const Variable& weight, const Variable& bias, real eps) {
   Variable mu = mean(x, -1, /*keepdim=*/true);          // (..., 1)
   Variable xc = x - mu;                                 // (..., C)
   Variable var = mean(xc * xc, -1, /*keepdim=*/true);   // (..., 1), biased
   Variable y = xc / sqrt(var + eps);                    // (..., C)
-  return weight.defined() ? y * weight + bias : y;
+  if (weight.defined()) y = y * weight;
+  return bias.defined() ? y + bias : y;
+}
+// [docs:end]
+
+Variable LayerNorm::forward(const Variable& x) {
+  check(x.dim() >= 1 && x.size(-1) == normalized_shape, "LayerNorm: expected input with ", normalized_shape,
+        " features (last axis), got shape ", x.shape());
+  return layer_norm(x, weight, bias, eps);  // fused: one node, the same numbers as above
 }
 
 }  // namespace seqgrad::nn

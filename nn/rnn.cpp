@@ -55,7 +55,7 @@ RNNState rnn_cell_step(const Variable& gx, const RNNState& s, const Variable& w_
   return {nonlinearity == RNNNonlinearity::Tanh ? tanh(pre) : relu(pre), Variable()};
 }
 
-RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
+RNNState lstm_cell_step_composed(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
   // One (B, 4H) product for all four gates, then cut it into i, f, g, o (PyTorch's order).
   std::vector<Variable> gates = chunk(add_hidden(gx, s.h, w_hh, b_hh), 4, 1);  // 4 x (B, H)
   Variable i = sigmoid(gates[0]);  // input gate: how much of the candidate to write
@@ -64,6 +64,14 @@ RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w
   Variable o = sigmoid(gates[3]);  // output gate: how much of the cell to show
   Variable c = f * s.c + i * g;    // (B, H)
   return {o * tanh(c), c};
+}
+
+// The same step with the gate arithmetic fused into one op (tensor/fused.cpp): one graph node
+// instead of eleven. It returns [h' | c'] side by side; two slices take them apart.
+RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
+  const int64_t H = w_hh.size(1);
+  const Variable hc = lstm_cell(add_hidden(gx, s.h, w_hh, b_hh), s.c);  // (B, 2H)
+  return {slice(hc, 1, 0, H), slice(hc, 1, H, 2 * H)};
 }
 
 RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {

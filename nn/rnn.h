@@ -35,6 +35,9 @@ RNNState rnn_cell_step(const Variable& gx, const RNNState& s, const Variable& w_
                        RNNNonlinearity nonlinearity);
 // [i f g o] = gx + h W_hh^T + b_hh;  c' = sig(f) c + sig(i) tanh(g);  h' = sig(o) tanh(c')   G = 4
 RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
+// The same, composed from sigmoid, tanh, mul and add: the definition lstm_cell_step's fused op
+// (autograd/ops.h lstm_cell) is tested against.
+RNNState lstm_cell_step_composed(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
 // r = sig(x_r + h_r), z = sig(x_z + h_z), n = tanh(x_n + r h_n), h' = (1 - z) n + z h     G = 3
 RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
 

@@ -1,0 +1,144 @@
+// tensor/fused.cpp - fused kernels: layer norm and the LSTM cell, forward and backward.
+// The formulas are in fused.h; each kernel works row by row, rows shared between threads.
+#include "tensor/fused.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+#include "tensor/thread_pool.h"
+#include "tensor/vmath.h"
+
+namespace seqgrad {
+namespace {
+
+// Rows per chunk of a parallel_for so that a chunk is about kElementwiseGrain elements.
+int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
+
+}  // namespace
+
+// ================================================================================================
+// Layer norm
+
+LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, real eps) {
+  check(x.dim() >= 1, "layer_norm: expected an input with at least one axis, got shape ", x.shape());
+  const int64_t C = x.size(-1), N = C > 0 ? x.numel() / C : 0;
+  check(!weight.defined() || weight.shape() == Shape{C}, "layer_norm: expected weight of shape [", C, "], got ",
+        weight.defined() ? weight.shape() : Shape{});
+  check(!bias.defined() || bias.shape() == Shape{C}, "layer_norm: expected bias of shape [", C, "], got ",
+        bias.defined() ? bias.shape() : Shape{});
+  LayerNormForward f{Tensor::empty(x.shape()), Tensor::empty(x.shape()), Tensor::empty({N})};
+  const real* px = x.data();
+  const real* pw = weight.defined() ? weight.data() : nullptr;
+  const real* pb = bias.defined() ? bias.data() : nullptr;
+  real *py = f.y.data(), *ph = f.x_hat.data(), *pr = f.rstd.data();
+  parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const real* xr = px + n * C;
+      double s = 0;  // two passes in double: the mean, then the squared deviations from it
+      for (int64_t c = 0; c < C; ++c) s += xr[c];
+      const double mu = s / C;
+      double ss = 0;
+      for (int64_t c = 0; c < C; ++c) ss += (xr[c] - mu) * (xr[c] - mu);
+      const real rstd = static_cast<real>(1 / std::sqrt(ss / C + eps));
+      const real m = static_cast<real>(mu);
+      pr[n] = rstd;
+      real *hr = ph + n * C, *yr = py + n * C;
+      for (int64_t c = 0; c < C; ++c) {
+        hr[c] = (xr[c] - m) * rstd;
+        yr[c] = pw ? hr[c] * pw[c] + (pb ? pb[c] : 0) : hr[c] + (pb ? pb[c] : 0);
+      }
+    }
+  });
+  return f;
+}
+
+LayerNormBackward layer_norm_backward(const Tensor& dy, const Tensor& x_hat, const Tensor& rstd,
+                                      const Tensor& weight) {
+  const int64_t C = x_hat.size(-1), N = rstd.numel();
+  LayerNormBackward b{Tensor::empty(x_hat.shape()), Tensor(), Tensor()};
+  const real *pd = dy.data(), *ph = x_hat.data(), *pr = rstd.data();
+  const real* pw = weight.defined() ? weight.data() : nullptr;
+  real* px = b.dx.data();
+  parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const real *dr = pd + n * C, *hr = ph + n * C;
+      double sg = 0, sgh = 0;  // sum of g and of g x_hat over the row
+      for (int64_t c = 0; c < C; ++c) {
+        const real g = pw ? dr[c] * pw[c] : dr[c];
+        sg += g;
+        sgh += static_cast<double>(g) * hr[c];
+      }
+      const real mg = static_cast<real>(sg / C), mgh = static_cast<real>(sgh / C);
+      real* xr = px + n * C;
+      for (int64_t c = 0; c < C; ++c) {
+        const real g = pw ? dr[c] * pw[c] : dr[c];
+        xr[c] = pr[n] * (g - mg - hr[c] * mgh);
+      }
+    }
+  });
+  if (pw) {
+    // Sums over rows: the column sums of (N, C) matrices, in sum()'s fixed order.
+    b.dweight = sum(mul(dy, x_hat).reshape({N, C}), 0);
+    b.dbias = sum(dy.reshape({N, C}), 0);
+  }
+  return b;
+}
+
+// ================================================================================================
+// LSTM cell
+
+LSTMCellForward lstm_cell_forward(const Tensor& gates, const Tensor& c) {
+  check(gates.dim() == 2 && gates.size(1) % 4 == 0, "lstm_cell: expected gates of shape (B, 4H), got ",
+        gates.shape());
+  const int64_t B = gates.size(0), H = gates.size(1) / 4;
+  check(c.shape() == Shape{B, H}, "lstm_cell: expected a cell state of shape [", B, ", ", H, "], got ", c.shape());
+  LSTMCellForward f{Tensor::empty({B, 2 * H}), Tensor::empty({B, 4 * H})};
+  const real *pg = gates.data(), *pc = c.data();
+  real *phc = f.hc.data(), *pa = f.act.data();
+  parallel_for(0, B, row_grain(4 * H), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      real* a = pa + b * 4 * H;  // this row's [i f g o], activated in place
+      vmath::sigmoid(pg + b * 4 * H, a, 2 * H);                // i, f
+      vmath::tanh(pg + b * 4 * H + 2 * H, a + 2 * H, H);       // g
+      vmath::sigmoid(pg + b * 4 * H + 3 * H, a + 3 * H, H);    // o
+      real *h_out = phc + b * 2 * H, *c_out = h_out + H;
+      const real* c_prev = pc + b * H;
+      for (int64_t j = 0; j < H; ++j) c_out[j] = a[H + j] * c_prev[j] + a[j] * a[2 * H + j];  // f c + i g
+      vmath::tanh(c_out, h_out, H);
+      for (int64_t j = 0; j < H; ++j) h_out[j] *= a[3 * H + j];  // o tanh(c')
+    }
+  });
+  return f;
+}
+
+LSTMCellBackward lstm_cell_backward(const Tensor& dhc, const Tensor& act, const Tensor& hc, const Tensor& c) {
+  const int64_t B = act.size(0), H = act.size(1) / 4;
+  LSTMCellBackward r{Tensor::empty({B, 4 * H}), Tensor::empty({B, H})};
+  const real *pd = dhc.data(), *pa = act.data(), *phc = hc.data(), *pc = c.data();
+  real *pdg = r.dgates.data(), *pdc = r.dc.data();
+  parallel_for(0, B, row_grain(4 * H), [&](int64_t b0, int64_t b1) {
+    std::vector<real> t(H);
+    for (int64_t b = b0; b < b1; ++b) {
+      const real* a = pa + b * 4 * H;
+      const real *dh = pd + b * 2 * H, *dc_out = dh + H, *c_prev = pc + b * H;
+      vmath::tanh(phc + b * 2 * H + H, t.data(), H);  // t = tanh(c')
+      real* dg = pdg + b * 4 * H;
+      for (int64_t j = 0; j < H; ++j) {
+        const real i = a[j], f = a[H + j], cand = a[2 * H + j], o = a[3 * H + j];
+        const real dc = dc_out[j] + dh[j] * o * (1 - t[j] * t[j]);
+        dg[j] = dc * cand * i * (1 - i);
+        dg[H + j] = dc * c_prev[j] * f * (1 - f);
+        dg[2 * H + j] = dc * i * (1 - cand * cand);
+        dg[3 * H + j] = dh[j] * t[j] * o * (1 - o);
+        pdc[b * H + j] = dc * f;
+      }
+    }
+  });
+  return r;
+}
+
+}  // namespace seqgrad

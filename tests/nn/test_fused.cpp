@@ -1,0 +1,90 @@
+// tests/nn/test_fused.cpp - each fused op gives what its composed definition gives: the same
+// values and the same gradients, up to rounding; and its errors name what was expected.
+#include "nn/layernorm.h"
+#include "nn/rnn.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+using seqgrad::testing::allclose;
+
+namespace {
+
+// Runs f on fresh leaves made from `values`, backpropagates sum(out * probe), and returns the
+// output followed by the gradient of every input.
+std::vector<Tensor> value_and_grads(const std::function<Variable(const std::vector<Variable>&)>& f,
+                                    const std::vector<Tensor>& values, const Tensor& probe) {
+  std::vector<Variable> leaves;
+  for (const Tensor& t : values) leaves.emplace_back(t.clone(), true);
+  Variable out = f(leaves);
+  sum(out * Variable(probe)).backward();
+  std::vector<Tensor> r{out.value()};
+  for (const Variable& v : leaves) r.push_back(v.grad());
+  return r;
+}
+
+void check_same(const std::vector<Tensor>& fused, const std::vector<Tensor>& composed, double tol) {
+  REQUIRE(fused.size() == composed.size());
+  for (size_t i = 0; i < fused.size(); ++i) {
+    CAPTURE(i);  // 0 = the output, then the gradient of each input
+    CHECK(allclose(fused[i], composed[i], tol, tol));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused layer_norm equals layer_norm_composed: values and gradients, affine or not") {
+  manual_seed(5);
+  for (real scale : {real(1), real(100)}) {  // large offsets too: the two-pass variance stays exact
+    CAPTURE(scale);
+    const Tensor x = randn({4, 7, 32}) * scale + scale, w = randn({32}), b = randn({32}), probe = randn({4, 7, 32});
+    auto fused = [](const std::vector<Variable>& v) { return layer_norm(v[0], v[1], v[2], real(1e-5)); };
+    auto composed = [](const std::vector<Variable>& v) { return nn::layer_norm_composed(v[0], v[1], v[2], real(1e-5)); };
+    check_same(value_and_grads(fused, {x, w, b}, probe), value_and_grads(composed, {x, w, b}, probe), 1e-4);
+    auto fused_plain = [](const std::vector<Variable>& v) { return layer_norm(v[0], Variable(), Variable(), real(1e-5)); };
+    auto composed_plain = [](const std::vector<Variable>& v) {
+      return nn::layer_norm_composed(v[0], Variable(), Variable(), real(1e-5));
+    };
+    check_same(value_and_grads(fused_plain, {x}, probe), value_and_grads(composed_plain, {x}, probe), 1e-4);
+  }
+}
+
+TEST_CASE("nn::LayerNorm runs the fused op and matches the composed definition") {
+  manual_seed(6);
+  nn::LayerNorm norm(16);
+  norm.weight.value() = randn({16});
+  norm.bias.value() = randn({16});
+  const Tensor x = randn({3, 16});
+  Variable y = norm.forward(Variable(x));
+  CHECK(y.op() == "layer_norm");
+  CHECK(allclose(y.value(), nn::layer_norm_composed(Variable(x), norm.weight, norm.bias, norm.eps).value()));
+}
+
+TEST_CASE("fused lstm_cell_step equals lstm_cell_step_composed: h, c and every gradient") {
+  manual_seed(7);
+  const int64_t B = 5, C = 6, H = 9;
+  const Tensor x = randn({B, C}), h = randn({B, H}), c = randn({B, H}) * real(2);
+  const Tensor w_ih = randn({4 * H, C}), w_hh = randn({4 * H, H}), b_hh = randn({4 * H});
+  const Tensor probe = randn({B, 2 * H});
+  auto step = [&](bool fused) {
+    return [fused](const std::vector<Variable>& v) {
+      const Variable gx = matmul(v[0], v[3], false, true);
+      const nn::RNNState s{v[1], v[2]};
+      const nn::RNNState next =
+          fused ? nn::lstm_cell_step(gx, s, v[4], v[5]) : nn::lstm_cell_step_composed(gx, s, v[4], v[5]);
+      return concat({next.h, next.c}, 1);
+    };
+  };
+  check_same(value_and_grads(step(true), {x, h, c, w_ih, w_hh, b_hh}, probe),
+             value_and_grads(step(false), {x, h, c, w_ih, w_hh, b_hh}, probe), 1e-5);
+}
+
+TEST_CASE("fused ops name the shapes they expected") {
+  CHECK_THROWS_WITH_AS(lstm_cell(Variable(zeros({3, 5})), Variable(zeros({3, 1}))),
+                       "lstm_cell: expected gates of shape (B, 4H), got [3, 5]", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(lstm_cell(Variable(zeros({3, 8})), Variable(zeros({2, 2}))),
+                       "lstm_cell: expected a cell state of shape [3, 2], got [2, 2]", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(layer_norm(Variable(zeros({2, 4})), Variable(zeros({3})), Variable(), real(1e-5)),
+                       "layer_norm: expected weight of shape [4], got [3]", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(layer_norm(Variable(zeros({2, 4})), Variable(), Variable(zeros({4, 1})), real(1e-5)),
+                       "layer_norm: expected bias of shape [4], got [4, 1]", std::invalid_argument);
+}
