@@ -8,23 +8,23 @@
 #include <new>
 #include <sstream>
 
+#include "tensor/allocator.h"
 #include "tensor/check.h"
 #include "tensor/random.h"
 
 namespace seqgrad {
 
 // ================================================================================================
-// Storage: 64-byte aligned, so every row of floats starts on a cache line.
-
-constexpr std::align_val_t kAlignment{64};
+// Storage: 64-byte aligned, so every row of floats starts on a cache line. The blocks come from
+// the caching allocator (allocator.h), which hands a freed block to the next request of its size.
 
 Storage::Storage(int64_t n) : size_(n) {
   check(n >= 0, "Tensor: expected a non-negative number of elements, got ", n);
   // Allocate at least one element so data() is never null for a defined tensor.
-  data_ = static_cast<real*>(::operator new(sizeof(real) * std::max<int64_t>(n, 1), kAlignment));
+  data_ = static_cast<real*>(allocate_block(sizeof(real) * static_cast<size_t>(std::max<int64_t>(n, 1))));
 }
 
-Storage::~Storage() { ::operator delete(data_, kAlignment); }
+Storage::~Storage() { release_block(data_, sizeof(real) * static_cast<size_t>(std::max<int64_t>(size_, 1))); }
 
 // ================================================================================================
 // Tensor
