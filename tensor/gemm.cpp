@@ -92,6 +92,28 @@ struct Operand {
 // row is a contiguous run of the source and packing is a memcpy per row. If it is stored
 // transposed, packing is a transpose: the flags change nothing but the strides read here.
 
+#ifndef SEQGRAD_DOUBLE
+// Transposes 8 vectors of 8 floats in registers: afterwards v[l][j] is what v[j][l] was. Three
+// rounds of shuffles, each pairing vectors and interleaving ever larger pieces: single floats,
+// pairs, then halves. (Index i < 8 picks lane i of the first vector, 8 + i lane i of the second.)
+inline void transpose8x8(vec v[8]) {
+  vec t[8], u[8];
+  for (int j = 0; j < 8; j += 2) {  // interleave single floats of v[j] and v[j + 1]
+    t[j] = __builtin_shufflevector(v[j], v[j + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[j + 1] = __builtin_shufflevector(v[j], v[j + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int j = 0; j < 8; j += 4)  // interleave pairs
+    for (int k = 0; k < 2; ++k) {
+      u[j + 2 * k] = __builtin_shufflevector(t[j + k], t[j + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[j + 2 * k + 1] = __builtin_shufflevector(t[j + k], t[j + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int l = 0; l < 4; ++l) {  // join halves: rows l and l + 4
+    v[l] = __builtin_shufflevector(u[l], u[l + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    v[l + 4] = __builtin_shufflevector(u[l], u[l + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+#endif
+
 // out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
 // Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
 // [docs:pack_block]
@@ -114,10 +136,23 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
     return;
   }
   // Transposed: a column of x is contiguous. Load VL values down a column as one vector and
-  // scatter its lanes across VL rows of out.
+  // scatter its lanes across VL rows of out; or, 8 columns at a time, transpose an 8 x 8 block
+  // in registers and store whole rows (transpose8x8 below).
   int64_t r = 0;
   for (; r + VL <= rows; r += VL) {
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+#ifndef SEQGRAD_DOUBLE
+    for (; c + VL <= cols; c += VL) {
+      vec v[VL];  // v[j] = x(r .. r + 7, c + j): 8 columns, each 8 rows deep
+      for (int64_t j = 0; j < VL; ++j) {
+        __builtin_prefetch(src + (c + j) * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+        v[j] = *as_vec(src + (c + j) * cs + r);
+      }
+      transpose8x8(v);  // now v[l] = x(r + l, c .. c + 7)
+      for (int64_t l = 0; l < VL; ++l) *as_vec(out + (r + l) * C + c) = v[l];
+    }
+#endif
+    for (; c < C; ++c) {
       vec v = vec{};
       if (c < cols) {
         __builtin_prefetch(src + c * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
@@ -126,6 +161,14 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
 #pragma GCC unroll 16
       for (int64_t l = 0; l < VL; ++l) out[(r + l) * C + c] = v[l];
     }
+  }
+  if (R - r == MR && rows - r == MR && cols == C) {  // a full A sliver: a fixed count, no edges
+    for (int64_t c = 0; c < C; ++c) {
+      const real* s = src + c * cs + r;
+#pragma GCC unroll 6
+      for (int64_t rr = 0; rr < MR; ++rr) out[(r + rr) * C + c] = s[rr];
+    }
+    return;
   }
   for (int64_t c = 0; c < C; ++c)  // the last rows < VL (all of them for an A sliver)
     for (int64_t rr = r; rr < R; ++rr) out[rr * C + c] = rr < rows && c < cols ? src[rr + c * cs] : 0;
