@@ -126,7 +126,13 @@ class GeneralScore : public AttentionScore {
   }
   std::string name() const override { return "GeneralScore"; }
   std::string extra_repr() const override { return cat(query_size, ", ", key_size); }
-  Variable score(const Variable& q, const Variable& k) override { return dot_scores(q, W->forward(k)); }  // q^T W_a k
+  // q^T W_a k can be grouped either way: (W_a k) for every key, or (q^T W_a) for every query.
+  // Same numbers up to rounding; project whichever side has fewer rows. A decoder step has one
+  // query and S keys, so it projects the query: S times less work than projecting the keys.
+  Variable score(const Variable& q, const Variable& k) override {
+    if (q.size(-2) <= k.size(-2)) return dot_scores(matmul(q, W->weight), k);  // (q^T W_a) k
+    return dot_scores(q, W->forward(k));                                       // q^T (W_a k)
+  }
   std::shared_ptr<Linear> W;
 };
 // [docs:end]
