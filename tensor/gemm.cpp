@@ -335,6 +335,51 @@ int64_t block_size(int64_t total, int64_t most, int64_t multiple) {
   return round_up(ceil_div(total, ceil_div(total, most)), multiple);
 }
 
+// ================================================================================================
+// Tiny products
+
+// Below this many multiply-adds (about a microsecond of work) packing and blocking cost more
+// than they save. An attention step of a decoder is B such products, (1, H) @ (H, S): they go
+// straight through the loops below, which the compiler vectorises.
+constexpr int64_t kTinyMacs = 1 << 14;
+
+// C = op(A) op(B), row by row, with no packing.
+//   op(B) not transposed: row i of C is a sum over k of a(i, k) times row k of B, a contiguous
+//   update ("axpy") per k.
+//   op(B) transposed: C[i][j] is the dot product of a row of op(A) and row j of B, both
+//   contiguous when A is not transposed: VL running sums, added up in a fixed order at the end.
+void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, real* C) {
+  for (int64_t i = 0; i < M; ++i) {
+    real* c = C + i * N;
+    if (!trans_b) {
+      std::fill(c, c + N, real(0));
+      for (int64_t k = 0; k < K; ++k) {
+        const real aik = *a.at(i, k);
+        const real* bk = B + k * N;
+        for (int64_t j = 0; j < N; ++j) c[j] += aik * bk[j];
+      }
+    } else if (a.cs == 1) {
+      const real* ai = a.at(i, 0);
+      for (int64_t j = 0; j < N; ++j) {
+        const real* bj = B + j * K;
+        vec acc = vec{};
+        int64_t k = 0;
+        for (; k + VL <= K; k += VL) acc += *as_vec(ai + k) * *as_vec(bj + k);
+        real sum = 0;
+        for (int64_t l = 0; l < VL; ++l) sum += acc[l];
+        for (; k < K; ++k) sum += ai[k] * bj[k];
+        c[j] = sum;
+      }
+    } else {
+      for (int64_t j = 0; j < N; ++j) {
+        real sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += *a.at(i, k) * B[j * K + k];
+        c[j] = sum;
+      }
+    }
+  }
+}
+
 // Below this many multiply-adds (about 10 microseconds of one core) one thread does it all:
 // handing work to another thread would cost more than it saves.
 constexpr int64_t kParallelMacs = 1 << 18;
@@ -362,6 +407,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     return;
   }
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
+  if (M * N * K <= kTinyMacs) return gemm_tiny(M, N, K, a, B, trans_b, C);
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
   const int64_t n_panels = ceil_div(N, NR);
