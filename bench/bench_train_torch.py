@@ -8,10 +8,25 @@ Only for comparison; seqgrad never needs PyTorch. With Debian's python3-torch in
 """
 import argparse
 import math
+import os
 import resource
 import statistics
 import sys
 import time
+
+
+def threads_flag():
+    """--threads, read before torch loads: its BLAS sizes its own thread pool on import."""
+    for i, arg in enumerate(sys.argv):
+        if arg == "--threads" and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = threads_flag()
 
 try:
     import torch
@@ -94,6 +109,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
     torch.manual_seed(0)
     model = LstmAttn() if args.workload == "lstm_attn" else TransformerModel()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
