@@ -5,6 +5,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/thread_pool.h"
 
 namespace seqgrad::nn {
 
@@ -130,17 +131,20 @@ void Adam::step() {
     const real* grad = params_[i].grad().data();
     real* m = slot(exp_avg_, i).data();
     real* v = slot(exp_avg_sq_, i).data();
-    for (int64_t k = 0; k < params_[i].numel(); ++k) {
-      real g = grad[k];
-      if (decoupled_) {
-        p[k] -= lr_ * opt_.weight_decay * p[k];
-      } else {
-        g += opt_.weight_decay * p[k];
+    // Each element on its own: large tensors are shared between threads.
+    parallel_for(0, params_[i].numel(), kElementwiseGrain, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        real g = grad[k];
+        if (decoupled_) {
+          p[k] -= lr_ * opt_.weight_decay * p[k];
+        } else {
+          g += opt_.weight_decay * p[k];
+        }
+        m[k] = opt_.beta1 * m[k] + (1 - opt_.beta1) * g;
+        v[k] = opt_.beta2 * v[k] + (1 - opt_.beta2) * g * g;
+        p[k] -= lr_ * (m[k] / bias1) / (std::sqrt(v[k] / bias2) + opt_.eps);
       }
-      m[k] = opt_.beta1 * m[k] + (1 - opt_.beta1) * g;
-      v[k] = opt_.beta2 * v[k] + (1 - opt_.beta2) * g * g;
-      p[k] -= lr_ * (m[k] / bias1) / (std::sqrt(v[k] / bias2) + opt_.eps);
-    }
+    });
   }
 }
 // [docs:end]
