@@ -50,9 +50,9 @@ Variable memory_write(const Variable& memory, const Variable& w, const Variable&
   check_weighting("memory_write", "a weighting", w, B, N);
   check(erase.shape() == Shape{B, W} && add.shape() == Shape{B, W}, "memory_write: expected erase and add of shape (",
         B, ", ", W, "), got ", erase.shape(), " and ", add.shape());
-  Variable wi = unsqueeze(w, 2);                    // (B, N, 1)
+  Variable wi = unsqueeze(w, 2);                              // (B, N, 1)
   Variable erased = memory * (1 - wi * unsqueeze(erase, 1));  // M_i (1 - w_i e): (B, N, W)
-  return erased + wi * unsqueeze(add, 1);           // + w_i a
+  return erased + wi * unsqueeze(add, 1);                     // + w_i a
 }
 // [docs:end]
 
@@ -140,10 +140,10 @@ NTMHeadOutput NTMHead::emit(const Variable& h) {
   std::vector<Variable> p = split(linear->forward(h), sizes, 1);  // (B, W), (B, 1), (B, 1), (B, S), (B, 1) ...
   NTMHeadOutput o;
   o.addressing.key = p[0];
-  o.addressing.beta = softplus(p[1]);           // > 0
-  o.addressing.gate = sigmoid(p[2]);            // in (0, 1)
-  o.addressing.shift = softmax(p[3], -1);       // a distribution over the moves -R..R
-  o.addressing.gamma = 1 + softplus(p[4]);      // >= 1: sharpening never blurs
+  o.addressing.beta = softplus(p[1]);       // > 0
+  o.addressing.gate = sigmoid(p[2]);        // in (0, 1)
+  o.addressing.shift = softmax(p[3], -1);   // a distribution over the moves -R..R
+  o.addressing.gamma = 1 + softplus(p[4]);  // >= 1: sharpening never blurs
   if (write) {
     o.erase = sigmoid(p[5]);  // in (0, 1): how much of each column to forget
     o.add = tanh(p[6]);       // what to write
@@ -185,14 +185,14 @@ NTMResult NTM::forward_sequence(const Variable& x) {
   Variable w_write(first_slot), w_read(first_slot), read(zeros({B, W}));
   std::vector<Variable> outputs, reads, writes;
   for (int64_t t = 0; t < T; ++t) {
-    Variable x_t = squeeze(slice(x, 1, t, t + 1), 1);                       // (B, C)
-    Variable h = tanh(controller->forward(concat({x_t, read}, 1)));         // (B, H)
+    Variable x_t = squeeze(slice(x, 1, t, t + 1), 1);                 // (B, C)
+    Variable h = tanh(controller->forward(concat({x_t, read}, 1)));   // (B, H)
     NTMHeadOutput wh = write_head->emit(h);
-    w_write = address(memory, w_write, wh.addressing);                      // (B, N)
-    memory = memory_write(memory, w_write, wh.erase, wh.add);               // (B, N, W)
-    w_read = address(memory, w_read, read_head->emit(h).addressing);     // (B, N)
-    read = memory_read(memory, w_read);                                     // (B, W)
-    outputs.push_back(out->forward(concat({h, read}, 1)));                  // (B, output_size)
+    w_write = address(memory, w_write, wh.addressing);                // (B, N)
+    memory = memory_write(memory, w_write, wh.erase, wh.add);         // (B, N, W)
+    w_read = address(memory, w_read, read_head->emit(h).addressing);  // (B, N)
+    read = memory_read(memory, w_read);                               // (B, W)
+    outputs.push_back(out->forward(concat({h, read}, 1)));            // (B, output_size)
     reads.push_back(w_read);
     writes.push_back(w_write);
   }
