@@ -176,8 +176,8 @@ std::string NTM::extra_repr() const {
 
 // [docs:ntm_step]
 NTMResult NTM::forward_sequence(const Variable& x) {
-  check(x.dim() == 3 && x.size(2) == options.input_size, "NTM: expected input of shape (B, T, ", options.input_size,
-        "), got ", x.shape());
+  check(x.dim() == 3 && x.size(1) >= 1 && x.size(2) == options.input_size, "NTM: expected input of shape (B, T, ",
+        options.input_size, ") with T >= 1, got ", x.shape());
   const int64_t B = x.size(0), T = x.size(1), N = options.memory_slots, W = options.memory_width;
   Variable memory(full({B, N, W}, real(1e-6)));  // M_0: blank, but not exactly 0 (cosine needs a length)
   Tensor first_slot = zeros({B, N});

@@ -138,10 +138,13 @@ int main(int argc, char** argv) {
     std::string out_dir = "build/out";
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      if (flag == "--steps" && i + 1 < argc) steps = std::stoll(argv[++i]);
-      else if (flag == "--out" && i + 1 < argc) out_dir = argv[++i];
+      const bool has_value = i + 1 < argc;
+      check(has_value || (flag != "--steps" && flag != "--out"), "10_many_to_one: ", flag, " needs a value");
+      if (flag == "--steps") steps = std::stoll(argv[++i]);
+      else if (flag == "--out") out_dir = argv[++i];
       else if (flag == "--quick") steps = 100;
       else check(false, "10_many_to_one: unknown flag '", flag, "'; expected --steps N, --quick or --out DIR");
+      check(steps >= 50, "10_many_to_one: expected --steps of at least 50 (accuracy is measured every 50), got ", steps);
     }
     const int64_t batch = 32, embed_dim = 16, hidden = 32;
     std::filesystem::create_directories(out_dir);

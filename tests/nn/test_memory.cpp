@@ -157,8 +157,10 @@ TEST_CASE("memory errors") {
                        "NTM: expected a memory of N >= 2R + 1 slots of W > 0 numbers, got N = 2, W = 4, R = 1",
                        std::invalid_argument);
   nn::NTM ntm(nn::NTMOptions(3, 2));
-  CHECK_THROWS_WITH_AS(ntm.forward_sequence(Variable(zeros({2, 3}))), "NTM: expected input of shape (B, T, 3), got [2, 3]",
+  CHECK_THROWS_WITH_AS(ntm.forward_sequence(Variable(zeros({2, 3}))), "NTM: expected input of shape (B, T, 3) with T >= 1, got [2, 3]",
                        std::invalid_argument);
+  CHECK_THROWS_WITH_AS(ntm.forward_sequence(Variable(zeros({2, 0, 3}))),
+                       "NTM: expected input of shape (B, T, 3) with T >= 1, got [2, 0, 3]", std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::MemN2N(nn::MemN2NOptions(10, 0)),
                        "MemN2N: expected vocab_size > 1 and positive memory_size, embed_dim and hops, got 10, 0, 32 and 3",
                        std::invalid_argument);
