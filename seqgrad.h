@@ -32,6 +32,7 @@
 #include "nn/layernorm.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
+#include "nn/memory.h"
 #include "nn/module.h"
 #include "nn/multihead_attention.h"
 #include "nn/optim.h"
@@ -43,6 +44,7 @@
 
 #include "data/batch.h"
 #include "data/metrics.h"
+#include "data/memory_tasks.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
