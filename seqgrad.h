@@ -35,6 +35,7 @@
 #include "nn/module.h"
 #include "nn/multihead_attention.h"
 #include "nn/optim.h"
+#include "nn/patch_embedding.h"
 #include "nn/positional.h"
 #include "nn/rnn.h"
 #include "nn/schedule.h"
@@ -42,6 +43,7 @@
 #include "nn/transformer.h"
 
 #include "data/batch.h"
+#include "data/images.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
