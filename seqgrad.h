@@ -22,6 +22,7 @@
 #include "autograd/variable.h"
 
 #include "nn/activation.h"
+#include "nn/afm.h"
 #include "nn/attention.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/checkpoint.h"
@@ -45,6 +46,7 @@
 #include "data/batch.h"
 #include "data/images.h"
 #include "data/metrics.h"
+#include "data/recommend.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
