@@ -75,7 +75,6 @@ TEST_CASE("AFM errors say what was expected and what was found") {
   CHECK_THROWS_WITH_AS(nn::field_pairs(1), "field_pairs: expected at least 2 fields, got 1", std::invalid_argument);
 }
 
-// [docs:afm_learns]
 TEST_CASE("it learns: AFM fits a target made of 3 of 10 feature pairs, and attends to those 3") {
   // 5 fields of 8 values; only the pairs (0,1), (1,2) and (3,4) carry signal (data/recommend.h).
   const auto task = data::FieldTaskOptions();
@@ -106,6 +105,7 @@ TEST_CASE("it learns: AFM fits a target made of 3 of 10 feature pairs, and atten
   const nn::AFMResult r = predict(test.ids);
   const double mse = nn::mse_loss(r.output, Variable(test.target)).item();
   const double variance = mean(test.target * test.target).item() - std::pow(mean(test.target).item(), 2);
+  // [docs:afm_learns]
   CHECK(mse < 0.2 * variance);
   // The mean attention weight of each pair over the test set: the 3 pairs with signal come first.
   const Tensor a = mean(r.weights.value(), 0);  // (10), pairs in field_pairs(5) order
@@ -116,5 +116,5 @@ TEST_CASE("it learns: AFM fits a target made of 3 of 10 feature pairs, and atten
   std::vector<std::pair<int64_t, int64_t>> top{pairs[order[0]], pairs[order[1]], pairs[order[2]]};
   std::sort(top.begin(), top.end());
   CHECK(top == task.pairs);
+  // [docs:end]
 }
-// [docs:end]
