@@ -171,7 +171,6 @@ TEST_CASE("it learns: attention over a patch grid reads two digits, and needs th
   const double with = read_two_digits(true), without = read_two_digits(false);
   CAPTURE(with);
   CAPTURE(without);
-  MESSAGE("per-digit accuracy with positions ", with, ", without ", without);
   CHECK(with > 0.75);            // chance is 0.1
   CHECK(with - without > 0.15);  // without positions the two queries cannot tell left from right
 }
