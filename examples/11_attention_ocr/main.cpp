@@ -11,6 +11,7 @@
 // We print sequence accuracy on held-out images, check that each character looked where it was
 // drawn, and draw the attention maps under the image (SVG).
 //   build/examples/11_attention_ocr [--steps N] [--anywhere] [--no-pe] [--quick] [--out DIR]
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -53,7 +54,12 @@ Config parse(int argc, char** argv) {
       check(i + 1 < argc, "11_attention_ocr: ", flag, " needs a value");
       return argv[++i];
     };
-    if (flag == "--steps") c.steps = std::stoll(value());
+    if (flag == "--steps") {
+      const std::string v = value();
+      char* end = nullptr;
+      c.steps = std::strtoll(v.c_str(), &end, 10);
+      check(!v.empty() && *end == '\0' && c.steps > 0, "11_attention_ocr: --steps expects a positive integer, got '", v, "'");
+    }
     else if (flag == "--out") c.out_dir = value();
     else if (flag == "--no-pe") c.positions = false;
     else if (flag == "--anywhere") c.max_left = -1;

@@ -250,7 +250,10 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
       if (flag == "--quick") c.afm_steps = 600, c.din_steps = 400;
-      else if (flag == "--out" && i + 1 < argc) c.out_dir = argv[++i];
+      else if (flag == "--out") {
+        check(i + 1 < argc, "12_recommenders: --out needs a value");
+        c.out_dir = argv[++i];
+      }
       else check(false, "12_recommenders: unknown flag '", flag, "'; expected --quick or --out DIR");
     }
     std::filesystem::create_directories(c.out_dir);
