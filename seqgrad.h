@@ -22,6 +22,7 @@
 #include "autograd/variable.h"
 
 #include "nn/activation.h"
+#include "nn/afm.h"
 #include "nn/attention.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/checkpoint.h"
@@ -36,6 +37,7 @@
 #include "nn/module.h"
 #include "nn/multihead_attention.h"
 #include "nn/optim.h"
+#include "nn/patch_embedding.h"
 #include "nn/positional.h"
 #include "nn/rnn.h"
 #include "nn/schedule.h"
@@ -43,8 +45,10 @@
 #include "nn/transformer.h"
 
 #include "data/batch.h"
+#include "data/images.h"
 #include "data/metrics.h"
 #include "data/memory_tasks.h"
+#include "data/recommend.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/toy2d.h"

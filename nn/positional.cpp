@@ -66,4 +66,41 @@ Variable LearnedPositionalEncoding::forward(const Variable& x, int64_t offset) {
   return x + seqgrad::slice(weight, 0, offset, offset + x.size(1));  // (B, T, C) + (T, C)
 }
 
+// ================================================================================================
+// Two dimensions
+
+// [docs:sinusoidal_table_2d]
+Tensor sinusoidal_table_2d(int64_t height, int64_t width, int64_t C) {
+  check(height > 0 && width > 0, "sinusoidal_table_2d: expected a positive height and width, got ", height, " and ",
+        width);
+  check(C >= 2 && C % 2 == 0, "sinusoidal_table_2d: expected an even number of features C >= 2 (half for the row, ",
+        "half for the column), got ", C);
+  const int64_t half = C / 2;
+  const Tensor rows = sinusoidal_table(height, half), cols = sinusoidal_table(width, half);  // (H, C/2), (W, C/2)
+  Tensor pe = Tensor::empty({height, width, C});
+  for (int64_t r = 0; r < height; ++r)
+    for (int64_t c = 0; c < width; ++c) {
+      real* cell = pe.data() + (r * width + c) * C;
+      for (int64_t j = 0; j < half; ++j) {
+        cell[j] = rows.data()[r * half + j];         // which row
+        cell[half + j] = cols.data()[c * half + j];  // which column
+      }
+    }
+  return pe;
+}
+// [docs:end]
+
+SinusoidalPositionalEncoding2d::SinusoidalPositionalEncoding2d(int64_t c, int64_t h, int64_t w)
+    : d_model(c), height(h), width(w) {
+  pe = register_buffer("pe", sinusoidal_table_2d(h, w, c));
+}
+
+// [docs:sinusoidal_2d_forward]
+Variable SinusoidalPositionalEncoding2d::forward(const Variable& x) {
+  check(x.dim() == 3 && x.size(1) == height * width && x.size(2) == d_model, name(), ": expected input of shape (B, ",
+        height * width, ", ", d_model, ") (a ", height, " x ", width, " grid flattened row by row), got ", x.shape());
+  return x + Variable(pe.reshape({height * width, d_model}));  // (B, S, C) + (S, C)
+}
+// [docs:end]
+
 }  // namespace seqgrad::nn

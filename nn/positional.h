@@ -6,7 +6,9 @@
 // one frequency per pair of features, from 1 down to 1/10000 radians per position. For any
 // shift k, PE(p + k) is a rotation of PE(p), pair by pair (a linear map that does not depend
 // on p), so attention can learn "k positions back". The learned alternative is a plain table
-// of max_len vectors. Neither scales the embeddings: the model does that. Read next: transformer.h.
+// of max_len vectors. Neither scales the embeddings: the model does that. For a grid of image
+// patches, SinusoidalPositionalEncoding2d gives half the features to the row and half to the
+// column, each half a 1-D table. Read next: transformer.h, then patch_embedding.h.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,32 @@ class LearnedPositionalEncoding : public PositionalEncoding {
   Variable forward(const Variable& x, int64_t offset) override;
 
   Variable weight;  // (max_len, C)
+};
+
+// ================================================================================================
+// Two dimensions: positions on a grid (image patches, a CNN feature map)
+
+// The (height, width, C) table for a grid, C even: the first C/2 features of cell (r, c) are
+// row r of the 1-D table of width C/2, the last C/2 are row c of the same table:
+//   PE2(r, c, j)       = PE(r, j)      j < C/2        (which row)
+//   PE2(r, c, C/2 + j) = PE(c, j)                     (which column)
+// with PE the 1-D table above computed for width C/2. Cells in one row share the first half,
+// cells in one column the second, and PE2(r + dr, c + dc) is a rotation of PE2(r, c) that
+// depends only on (dr, dc).
+Tensor sinusoidal_table_2d(int64_t height, int64_t width, int64_t C);
+
+// Adds PE2 to a grid that has been flattened row by row, as attention takes it:
+// x (B, S, C) with S = height * width, position s = r * width + c  ->  x + PE2 (B, S, C).
+// The table is a buffer named "pe" (height, width, C): saved in checkpoints, never trained.
+class SinusoidalPositionalEncoding2d : public Module {
+ public:
+  SinusoidalPositionalEncoding2d(int64_t d_model, int64_t height, int64_t width);
+  std::string name() const override { return "SinusoidalPositionalEncoding2d"; }
+  std::string extra_repr() const override { return cat("d_model=", d_model, ", height=", height, ", width=", width); }
+  Variable forward(const Variable& x) override;
+
+  int64_t d_model, height, width;
+  Tensor pe;  // (height, width, C)
 };
 
 }  // namespace seqgrad::nn

@@ -1,0 +1,267 @@
+// examples/12_recommenders - attention in recommendation: which feature pairs matter, and which
+// past clicks matter for this candidate.
+//
+// New since 11: no sequence to produce, one number to predict, and attention as a way to pick
+// relevant items out of a set. Two models, each against the baseline without attention:
+//   1. The attentional factorization machine (nn/afm.h) on a task where only 3 of the 10 pairs
+//      of 5 fields carry signal (data/recommend.h), against a plain factorization machine that
+//      weights every pair the same. We print test error and the mean attention weight per pair.
+//   2. Attention pooling of a user's history against a candidate item, the idea of the Deep
+//      Interest Network, with chapter 7's "general" score c^T W b_s, against averaging the
+//      history. (DIN's own activation unit, an MLP on [b_s; c; b_s * c], is coursework 09.)
+//   build/examples/12_recommenders [--quick] [--out DIR]
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "data/recommend.h"
+#include "nn/afm.h"
+#include "nn/attention.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/optim.h"
+#include "seqgrad.h"
+#include "viz/heatmap.h"
+
+using namespace seqgrad;
+
+// ===============================================================================================
+// Config
+
+struct Config {
+  int64_t afm_steps = 3000, din_steps = 2000, batch = 100;
+  int64_t dim = 8, attention = 8;                         // AFM: K, A
+  int64_t categories = 20, per_category = 4, liked = 5;  // DIN: 80 items; a user likes 1-5 categories
+  int64_t item_dim = 8, din_train = 20000, din_test = 2000;
+  std::string out_dir = "build/out";
+};
+
+// The five fields of part 1 and the pairs that carry signal (data::FieldTaskOptions' default).
+const std::vector<std::string> kFields{"user group", "category", "price band", "hour", "device"};
+
+// Trains with Adam on minibatches drawn in order; `loss` maps a start index to the batch loss.
+void train(const std::vector<Variable>& params, int64_t steps, real lr, const std::function<Variable(int64_t)>& loss) {
+  nn::Adam opt(params, nn::AdamOptions(lr));
+  for (int64_t step = 0; step < steps; ++step) {
+    Variable l = loss(step);
+    opt.zero_grad();
+    l.backward();
+    opt.step();
+  }
+}
+
+// ===============================================================================================
+// Part 1: factorization machines, with and without attention over the pairs
+
+// y = sum_i w_{x_i} + p^T (pairwise interactions of the field embeddings v_{x_i})
+struct PairModel : nn::Module {
+  PairModel(int64_t features, int64_t K, int64_t A, bool attention) {
+    embed = register_module("embed", std::make_shared<nn::Embedding>(features, K));
+    linear = register_module("linear", std::make_shared<nn::Embedding>(features, 1));
+    if (attention) afm = register_module("afm", std::make_shared<nn::AttentionalFactorizationMachine>(K, A));
+    else projection = register_module("projection", std::make_shared<nn::Linear>(K, 1, /*bias=*/false));
+  }
+  std::string name() const override { return afm ? "AFM" : "FM"; }
+
+  nn::AFMResult predict(const Tensor& ids) {  // ids (B, F) -> y (B), AFM's weights (B, P)
+    const int64_t B = ids.size(0);
+    const Variable v = embed->forward(ids);                                   // (B, F, K)
+    const Variable first_order = reshape(sum(linear->forward(ids), 1), {B});  // sum_i w_i
+    if (afm) {
+      const nn::AFMResult r = afm->forward_with_weights(v);
+      return {first_order + r.output, r.weights};
+    }
+    // FM: every pair with the same weight. sum_{i<j} v_i * v_j = ((sum_i v_i)^2 - sum_i v_i^2) / 2,
+    // which costs O(F K) instead of O(F^2 K); AFM cannot use the trick, its pairs differ in weight.
+    const Variable s = sum(v, 1);                                              // (B, K)
+    const Variable pairs = (s * s - sum(v * v, 1)) * real(0.5);                // (B, K)
+    return {first_order + reshape(projection->forward(pairs), {B}), Variable()};
+  }
+  std::shared_ptr<nn::Embedding> embed, linear;
+  std::shared_ptr<nn::AttentionalFactorizationMachine> afm;
+  std::shared_ptr<nn::Linear> projection;
+};
+
+void factorization_machines(const Config& c) {
+  const auto task = data::FieldTaskOptions();
+  const data::FieldData train_set = data::make_field_interactions(data::FieldTaskOptions(task).with_n(4000).with_seed(1));
+  const data::FieldData test = data::make_field_interactions(data::FieldTaskOptions(task).with_n(1000).with_seed(2));
+  const double variance = mean(test.target * test.target).item() - std::pow(mean(test.target).item(), 2);
+  std::cout << "== 1. which feature pairs matter: 5 fields of 8 values, 4000 training examples\n"
+            << "target = interactions of (user group, category), (category, price band), (hour, device) + noise\n"
+            << "test target variance " << std::fixed << std::setprecision(3) << variance << "\n";
+  nn::AFMResult afm_result;
+  for (bool attention : {false, true}) {
+    manual_seed(3);
+    PairModel model(train_set.num_features, c.dim, c.attention, attention);
+    train(model.parameters(), c.afm_steps, real(0.01), [&](int64_t step) {
+      const int64_t start = (step * c.batch) % train_set.ids.size(0);
+      return nn::mse_loss(model.predict(slice(train_set.ids, 0, start, start + c.batch)).output,
+                          Variable(slice(train_set.target, 0, start, start + c.batch)));
+    });
+    NoGradGuard no_grad;
+    const nn::AFMResult r = model.predict(test.ids);
+    std::cout << std::setw(4) << model.name() << ": test mean squared error " << nn::mse_loss(r.output, Variable(test.target)).item()
+              << "\n";
+    if (attention) afm_result = r;
+  }
+  // Mean attention per pair over the test set, largest first; * marks the pairs with signal.
+  const Tensor a = mean(afm_result.weights.value(), 0);  // (P)
+  const auto pairs = nn::field_pairs(5);
+  std::vector<int64_t> order(pairs.size());
+  for (size_t q = 0; q < pairs.size(); ++q) order[q] = static_cast<int64_t>(q);
+  std::sort(order.begin(), order.end(), [&a](int64_t x, int64_t y) { return a.data()[x] > a.data()[y]; });
+  std::cout << "AFM's mean attention weight per pair (uniform would be " << 1.0 / pairs.size() << "):\n";
+  Tensor grid = zeros({5, 5});
+  for (int64_t q : order) {
+    const auto [i, j] = pairs[q];
+    const bool signal = std::find(task.pairs.begin(), task.pairs.end(), pairs[q]) != task.pairs.end();
+    std::cout << "  " << (signal ? "* " : "  ") << std::left << std::setw(24) << kFields[i] + " x " + kFields[j]
+              << std::right << a.data()[q] << "\n";
+    grid.at({i, j}) = grid.at({j, i}) = a.data()[q];
+  }
+  viz::Heatmap(kFields, kFields, grid).set_title("AFM: mean attention weight of each pair of fields").set_show_values(true)
+      .save(c.out_dir + "/afm_pairs.svg");
+  std::cout << "wrote " << c.out_dir << "/afm_pairs.svg\n";
+}
+
+// ===============================================================================================
+// Part 2: a user's history pooled against the candidate (DIN-style) or averaged
+
+// Each user likes 1-5 of the 20 categories, and the history holds 5-20 clicks on items of liked
+// categories. The candidate comes from a liked category or from another one, half the time
+// each; the label says which. The average of 5-20 item vectors of width 8 blurs up to five
+// categories together; attention can look for the candidate's category among the clicks.
+struct Clicks {
+  Tensor history, candidate, label;  // (N, S) item ids (padding = num_items), (N), (N)
+  std::vector<int64_t> lengths;
+};
+
+Clicks make_clicks(const Config& c, int64_t n, uint64_t seed) {
+  Generator g(seed);
+  const int64_t S = 20, items = c.categories * c.per_category;
+  const auto item_of = [&](int64_t category) { return category * c.per_category + static_cast<int64_t>(g.randint(c.per_category)); };
+  Clicks d{full({n, S}, static_cast<real>(items)), Tensor::empty({n}), Tensor::empty({n}), {}};
+  for (int64_t k = 0; k < n; ++k) {
+    std::vector<int64_t> liked;
+    const int64_t count = 1 + static_cast<int64_t>(g.randint(c.liked));
+    while (static_cast<int64_t>(liked.size()) < count) {
+      const int64_t cat = static_cast<int64_t>(g.randint(c.categories));
+      if (std::find(liked.begin(), liked.end(), cat) == liked.end()) liked.push_back(cat);
+    }
+    const int64_t length = 5 + static_cast<int64_t>(g.randint(S - 4));
+    for (int64_t s = 0; s < length; ++s) d.history.at({k, s}) = static_cast<real>(item_of(liked[g.randint(liked.size())]));
+    d.lengths.push_back(length);
+    const bool positive = g.uniform() < 0.5;
+    int64_t cat = liked[g.randint(liked.size())];
+    while (!positive && std::find(liked.begin(), liked.end(), cat) != liked.end()) cat = static_cast<int64_t>(g.randint(c.categories));
+    d.candidate.data()[k] = static_cast<real>(item_of(cat));
+    d.label.data()[k] = positive ? 1 : 0;
+  }
+  return d;
+}
+
+struct InterestModel : nn::Module {
+  InterestModel(const Config& c, bool attention) : attention_(attention) {
+    const int64_t items = c.categories * c.per_category, H = c.item_dim;
+    embed = register_module("embed", std::make_shared<nn::Embedding>(items + 1, H, /*padding_idx=*/items));
+    if (attention) score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));  // c^T W b_s
+    hidden = register_module("hidden", std::make_shared<nn::Linear>(2 * H, 32));
+    out = register_module("out", std::make_shared<nn::Linear>(32, 2));  // logits: no click, click
+  }
+  std::string name() const override { return attention_ ? "attention pooling" : "mean pooling"; }
+
+  nn::AttentionResult pool(const Tensor& history, const std::vector<int64_t>& lengths, const Variable& candidate) {
+    const Variable b = embed->forward(history);                       // (B, S, H)
+    const Tensor mask = nn::padding_mask(lengths, history.size(1));   // (B, S), 1 at padding
+    if (attention_) return nn::attend(score->forward(candidate, b), b, mask);  // weights a (B, S), u = sum_s a_s b_s
+    // The baseline: every real behaviour weighs 1 / length, whatever the candidate.
+    Tensor w = Tensor::empty({history.size(0), history.size(1)});
+    for (int64_t k = 0; k < w.size(0); ++k)
+      for (int64_t s = 0; s < w.size(1); ++s) w.at({k, s}) = s < lengths[k] ? real(1) / static_cast<real>(lengths[k]) : 0;
+    const Variable weights(w);
+    return {squeeze(matmul(unsqueeze(weights, 1), b), 1), weights};
+  }
+  nn::AttentionResult forward(const Clicks& d, int64_t start, int64_t n, Variable* logits) {
+    const Tensor history = slice(d.history, 0, start, start + n);
+    const std::vector<int64_t> lengths(d.lengths.begin() + start, d.lengths.begin() + start + n);
+    const Variable candidate = embed->forward(slice(d.candidate, 0, start, start + n));  // (B, H)
+    nn::AttentionResult u = pool(history, lengths, candidate);
+    *logits = out->forward(relu(hidden->forward(concat({u.context, candidate}, 1))));   // (B, 2)
+    return u;
+  }
+  std::shared_ptr<nn::Embedding> embed;
+  std::shared_ptr<nn::AttentionScore> score;
+  std::shared_ptr<nn::Linear> hidden, out;
+  bool attention_;
+};
+
+void interest_pooling(const Config& c) {
+  const Clicks train_set = make_clicks(c, c.din_train, 1), test = make_clicks(c, c.din_test, 2);
+  std::cout << "\n== 2. which past clicks matter: " << c.categories * c.per_category << " items in " << c.categories
+            << " categories, each user likes 1-" << c.liked << " of them, histories of 5-20 clicks, " << c.din_train
+            << " training users\n";
+  for (bool attention : {false, true}) {
+    manual_seed(4);
+    InterestModel model(c, attention);
+    train(model.parameters(), c.din_steps, real(0.003), [&](int64_t step) {
+      const int64_t start = (step * c.batch) % c.din_train;
+      Variable logits;
+      model.forward(train_set, start, c.batch, &logits);
+      return nn::cross_entropy(logits, slice(train_set.label, 0, start, start + c.batch));
+    });
+    NoGradGuard no_grad;
+    Variable logits;
+    model.forward(test, 0, c.din_test, &logits);
+    const double accuracy = mean(eq(argmax(logits.value(), -1), test.label)).item();
+    std::cout << std::setw(17) << model.name() << ": test accuracy " << std::setprecision(3) << accuracy << "\n";
+    if (!attention) continue;
+
+    // One user's history against two candidates: one from a liked category, one from a category
+    // with no click in the history.
+    int64_t user = 0;
+    while (user + 1 < c.din_test && (test.label.data()[user] != 1 || test.lengths[user] < 10)) ++user;
+    std::vector<bool> clicked(c.categories, false);
+    for (int64_t s = 0; s < test.lengths[user]; ++s) clicked[static_cast<int64_t>(test.history.at({user, s})) / c.per_category] = true;
+    Clicks pair = test;
+    pair.history = concat({slice(test.history, 0, user, user + 1), slice(test.history, 0, user, user + 1)}, 0);
+    pair.lengths = {test.lengths[user], test.lengths[user]};
+    const int64_t liked = static_cast<int64_t>(test.candidate.data()[user]) / c.per_category;
+    const int64_t other = std::find(clicked.begin(), clicked.end(), false) - clicked.begin();
+    pair.candidate = from_vector({test.candidate.data()[user], static_cast<real>(other * c.per_category)}, {2});
+    const nn::AttentionResult r = model.forward(pair, 0, 2, &logits);
+    std::vector<std::string> cols;
+    for (int64_t s = 0; s < test.lengths[user]; ++s)
+      cols.push_back(cat("c", static_cast<int64_t>(test.history.at({user, s})) / c.per_category));
+    const std::vector<std::string> rows{cat("candidate c", liked), cat("candidate c", other)};
+    const viz::Heatmap map(rows, cols, slice(r.weights.value(), 1, 0, test.lengths[user]));
+    std::cout << "user " << user << "'s history (category of each click) and the attention weights against a liked and"
+              << " another candidate:\n" << map.to_text();
+    map.save(c.out_dir + "/din_weights.svg");
+    std::cout << "wrote " << c.out_dir << "/din_weights.svg\n";
+  }
+}
+
+int main(int argc, char** argv) {
+  try {
+    Config c;
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (flag == "--quick") c.afm_steps = 600, c.din_steps = 400;
+      else if (flag == "--out") {
+        check(i + 1 < argc, "12_recommenders: --out needs a value");
+        c.out_dir = argv[++i];
+      }
+      else check(false, "12_recommenders: unknown flag '", flag, "'; expected --quick or --out DIR");
+    }
+    std::filesystem::create_directories(c.out_dir);
+    factorization_machines(c);
+    interest_pooling(c);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
