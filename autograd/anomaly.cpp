@@ -111,9 +111,30 @@ std::string path_from(const Variable& root, const Variable& target) {
 // ================================================================================================
 // The checks
 
+namespace {
+
+// An infinity in a forward value is meant when the op was told to write it (masked_fill(scores,
+// mask, -inf) is how attention hides positions) or when an input already held one (the masked
+// scores on their way to softmax). A NaN is never meant.
+bool intended_infinity(const char* op, const Tensor& value, int64_t bad, const std::vector<Variable>& inputs) {
+  if (std::isnan(value.data()[bad])) return false;
+  if (std::string(op) == "masked_fill") return true;
+  for (const Variable& in : inputs)
+    if (first_non_finite(in.value()) >= 0) return true;
+  return false;
+}
+
+}  // namespace
+
 void check_forward_anomaly(const char* op, const Tensor& value, const std::vector<Variable>& inputs) {
-  const int64_t bad = first_non_finite(value);
+  int64_t bad = first_non_finite(value);
   if (bad < 0) return;
+  if (intended_infinity(op, value, bad, inputs)) {  // then only a NaN is an anomaly
+    bad = -1;
+    for (int64_t i = 0; i < value.numel() && bad < 0; ++i)
+      if (std::isnan(value.data()[i])) bad = i;
+    if (bad < 0) return;
+  }
   throw std::runtime_error(cat("detect_anomaly: forward of '", op, "' produced ", bad_element(value, bad),
                                " in its output, shape ", value.shape(), "; its inputs: ", describe_inputs(inputs)));
 }

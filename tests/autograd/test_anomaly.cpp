@@ -37,6 +37,21 @@ TEST_CASE("detect_anomaly: a forward op that makes NaN or Inf names itself and i
                        std::runtime_error);
 }
 
+TEST_CASE("detect_anomaly: the -inf of a mask is meant and passes; a NaN made from it is not") {
+  DetectAnomalyGuard anomaly;
+  Variable scores(from_vector({1, 2, 3, 4}, {2, 2}), true);
+  const Tensor mask = from_vector({0, 1, 0, 0}, {2, 2});
+  Variable masked = masked_fill(scores, mask, -INFINITY);  // the infinity is asked for
+  CHECK_THROWS_WITH_AS(masked - masked,
+                       "detect_anomaly: forward of 'sub' produced NaN at [0, 1] in its output, shape [2, 2]; its "
+                       "inputs: masked_fill [2, 2] <- (leaf [2, 2]), masked_fill [2, 2] <- (leaf [2, 2])",
+                       std::runtime_error);
+  Variable shifted = masked + Variable(scalar(1));  // carried along
+  Variable weights = softmax(shifted, -1);          // finite again
+  sum(weights * Variable(from_vector({1, 2}))).backward();
+  CHECK(std::isfinite(scores.grad().data()[0]));
+}
+
 TEST_CASE("detect_anomaly: a backward that makes NaN or Inf names the op and its path from the output") {
   DetectAnomalyGuard anomaly;
   Variable x(from_vector({0, 1, 4}), true);  // sqrt(0) = 0 is fine; its slope 1 / (2 sqrt(0)) is not
