@@ -166,7 +166,8 @@ std::vector<std::string> resume_words(const std::vector<FlagSpec>& flags, const 
   }
   for (const auto& [name, value] : saved.flags) {
     if (now.given(name)) continue;
-    const auto f = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& x) { return x.name == name; });
+    const std::string& wanted = name;  // (a lambda cannot capture a structured binding in C++17)
+    const auto f = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& x) { return x.name == wanted; });
     check_state(f != flags.end() && name != "resume", "seqgrad train: --resume: the checkpoint names an unknown flag '",
                 name, "'");
     words.push_back("--" + name + (f->is_switch ? "" : "=" + value));
