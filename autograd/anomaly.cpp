@@ -2,8 +2,11 @@
 #include "autograd/anomaly.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "tensor/check.h"
@@ -25,17 +28,30 @@ namespace {
 // ================================================================================================
 // Finding the first bad element
 
-// The flat index of the first NaN or +-Inf in t, or -1. The first loop has no early exit, so the
-// compiler can vectorise it (x - x is 0 for a finite x and NaN otherwise); only a tensor that
-// has a bad element is scanned a second time.
-int64_t first_non_finite(const Tensor& t) {
+// The flat index of the first NaN or +-Inf in t (only NaN if nan_only), or -1. IEEE 754: a
+// number whose exponent bits are all ones is not finite, and a NaN if its fraction is not zero.
+// The first loops test that with integer operations and no early exit, so the compiler
+// vectorises them; only a tensor with a bad element is scanned a second time.
+int64_t first_bad(const Tensor& t, bool nan_only = false) {
+  using Bits = std::conditional_t<sizeof(real) == 8, uint64_t, uint32_t>;
+  constexpr Bits kExponent = sizeof(real) == 8 ? Bits(0x7ff0000000000000ULL) : Bits(0x7f800000U);
+  constexpr Bits kMagnitude = ~(Bits(1) << (8 * sizeof(Bits) - 1));  // all but the sign bit
   const real* x = t.data();
   const int64_t n = t.numel();
-  bool bad = false;
-  for (int64_t i = 0; i < n; ++i) bad |= !(x[i] - x[i] == 0);
+  auto bits = [x](int64_t i) {
+    Bits b;
+    std::memcpy(&b, x + i, sizeof b);
+    return b;
+  };
+  Bits bad = 0;
+  if (nan_only) {
+    for (int64_t i = 0; i < n; ++i) bad |= static_cast<Bits>((bits(i) & kMagnitude) > kExponent);
+  } else {
+    for (int64_t i = 0; i < n; ++i) bad |= static_cast<Bits>((bits(i) & kExponent) == kExponent);
+  }
   if (!bad) return -1;
   for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i])) return i;
+    if (nan_only ? std::isnan(x[i]) : !std::isfinite(x[i])) return i;
   return -1;
 }
 
@@ -120,19 +136,17 @@ bool intended_infinity(const char* op, const Tensor& value, int64_t bad, const s
   if (std::isnan(value.data()[bad])) return false;
   if (std::string(op) == "masked_fill") return true;
   for (const Variable& in : inputs)
-    if (first_non_finite(in.value()) >= 0) return true;
+    if (first_bad(in.value()) >= 0) return true;
   return false;
 }
 
 }  // namespace
 
 void check_forward_anomaly(const char* op, const Tensor& value, const std::vector<Variable>& inputs) {
-  int64_t bad = first_non_finite(value);
+  int64_t bad = first_bad(value);
   if (bad < 0) return;
   if (intended_infinity(op, value, bad, inputs)) {  // then only a NaN is an anomaly
-    bad = -1;
-    for (int64_t i = 0; i < value.numel() && bad < 0; ++i)
-      if (std::isnan(value.data()[i])) bad = i;
+    bad = first_bad(value, /*nan_only=*/true);
     if (bad < 0) return;
   }
   throw std::runtime_error(cat("detect_anomaly: forward of '", op, "' produced ", bad_element(value, bad),
@@ -144,7 +158,7 @@ void check_backward_anomaly(const Variable& root, const Variable& v) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Variable& in = node.inputs[i];
     if (!in.requires_grad() || !in.grad().defined()) continue;
-    const int64_t bad = first_non_finite(in.grad());
+    const int64_t bad = first_bad(in.grad());
     if (bad < 0) continue;
     throw std::runtime_error(cat("detect_anomaly: backward of '", node.op, "' produced ", bad_element(in.grad(), bad),
                                  " in the gradient for input ", i, ", shape ", in.shape(),

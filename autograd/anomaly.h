@@ -1,17 +1,11 @@
-// autograd/anomaly.h - anomaly detection: find the first op whose value or gradient is NaN/Inf.
+// autograd/anomaly.h - anomaly mode: find the first op whose value or gradient is NaN or Inf.
 //
-// A NaN in the loss says something went wrong, not where. With anomaly detection on, every op's
-// forward output is checked as it is recorded (make_result), and every gradient as the backward
-// sweep produces it (the engine); the first non-finite number throws a std::runtime_error naming
-// the op, the shapes, the first bad element, and where the op sits in the graph. An infinity in
-// a forward value is allowed where it is meant: written by masked_fill (attention masks use
-// -inf) or carried over from an input that had one. A NaN, or an infinite gradient, never is:
-//   detect_anomaly: backward of 'sqrt' produced Inf at [0] in the gradient for input 0, shape [3];
-//   its inputs: leaf 'x' [3]; path from the output: sum [] <- sqrt [3]
-// It is off by default and costs one branch per op when off; when on, every value is read once
-// more (measured in README.md, "Reliability"). Like torch.autograd.detect_anomaly.
+// When on, make_result checks every op's output and the engine every gradient a Node produces;
+// the first non-finite number throws std::runtime_error naming the op, its shapes, the element
+// and where it sits in the graph (its inputs, and for a gradient the path from the output).
+// Infinities that are meant pass: written by masked_fill (attention masks) or carried over from
+// an input. Off by default: one branch per op. Like torch.autograd.detect_anomaly.
 //   { DetectAnomalyGuard anomaly; Variable loss = model.forward(x); loss.backward(); }
-// Read next: engine.h.
 #pragma once
 
 #include <vector>
