@@ -338,13 +338,14 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
     double total = continued ? progress.epoch_loss : 0;
     int64_t step = continued ? progress.step : 0;
     const auto batches = data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch));
-    for (auto idx = batches.begin() + step; idx != batches.end(); ++idx) {
+    while (step < static_cast<int64_t>(batches.size())) {
       if (interrupt.requested()) {
         bar.finish();
         return stop_here(epoch, step, total);
       }
+      const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];
       // [docs:train_step]
-      const data::Batch b = train.batch(*idx);
+      const data::Batch b = train.batch(idx);
       Variable loss = t.loss(b, smoothing);
       opt.zero_grad();
       loss.backward();
