@@ -4,7 +4,11 @@
 #                     and the command-line tool (build/seqgrad)
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
 #   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make tsan         the thread pool, parallel kernels and a training test under ThreadSanitizer
+#   make tsan         the thread pool, parallel kernels and training runs under ThreadSanitizer
+#   make fuzz         libFuzzer on the safetensors reader, the TSV reader and the command line
+#                     (clang; FUZZ_SECONDS=20 each)
+#   make fuzz-ops     the random-expression property test, N=20000 cases in each precision
+#   make soak         the memory soak test, EPOCHS=20 and 10x that
 #   make bench        benchmark programs (build/bench_*)
 #   make check-docs   check that the code and output quoted in docs/ match the sources
 #   make demo         train a small Transformer translator (about a minute) and show what it does
@@ -67,7 +71,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests sanitize tsan bench demo check-docs clean
+.PHONY: all lib examples test run-tests sanitize tsan fuzz fuzzers fuzz-ops soak bench demo check-docs clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -119,20 +123,55 @@ $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
 
-# The same suite, instrumented; its own build folder so the optimised build is untouched.
+# The same suite, instrumented; its own build folder so the optimised build is untouched. Line
+# tables (-g1) are all a sanitizer's report needs, and build much faster than full -g.
 sanitize:
-	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT_FLAGS="-O1 -g" \
+	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT_FLAGS="-O1 -g1" \
 	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
 
 # The test binaries only (no examples): what the instrumented builds need.
 run-tests: $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
 
-# The thread pool, the parallel kernels and a short training run under ThreadSanitizer.
+# The thread pool, the parallel kernels and short training runs under ThreadSanitizer. Only the
+# test files that hold these cases are built into build/tsan/test_tsan, to keep the build short.
 TSAN_TESTS := parallel_for*,set_num_threads*,gemm*,matmul*,*bit-identical*,*thread?counts*,it?learns:?seq2seq*
+TSAN_TEST_SRCS := tests/tensor/test_thread_pool.cpp tests/tensor/test_matmul.cpp tests/tensor/test_reduce.cpp \
+                  tests/nn/test_seq2seq.cpp tests/examples/test_cli_reliability.cpp
 tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan OPT_FLAGS="-O1 -g" EXTRA_FLAGS="-fsanitize=thread" build/tsan/test_seqgrad
-	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_seqgrad -tc=$(TSAN_TESTS)"
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT_FLAGS="-O1 -g1" EXTRA_FLAGS="-fsanitize=thread" build/tsan/test_tsan
+	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_tsan -tc=$(TSAN_TESTS)"
+
+$(BUILD)/test_tsan: $(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/main.o $(CLI_OBJS) $(LIB)
+	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+$(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): | $(BUILD)/.doctest-ok
+
+# libFuzzer targets (tests/fuzz/fuzz_NAME.cpp) against the library built by clang with
+# AddressSanitizer + UndefinedBehaviorSanitizer, in build/fuzz/. Each runs FUZZ_SECONDS seconds
+# from its committed seeds (tests/fuzz/corpus/NAME); see tests/fuzz/run_fuzzers.sh. Clang and
+# its runtimes are found, or installed, or asked for by tests/fuzz/ensure_clang.sh.
+FUZZ_CXX ?= clang++
+FUZZ_SECONDS ?= 20
+FUZZERS = $(patsubst tests/fuzz/%.cpp,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.cpp))
+fuzz:
+	@sh tests/fuzz/ensure_clang.sh "$(FUZZ_CXX)"
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CXX="$(FUZZ_CXX)" OPT_FLAGS="-O1 -g1" WARN_FLAGS=-w \
+	  EXTRA_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzzers
+	@sh tests/fuzz/run_fuzzers.sh $(FUZZ_SECONDS) $(patsubst tests/fuzz/%.cpp,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
+
+fuzzers: $(FUZZERS)
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(CLI_OBJS) $(LIB)
+	$(CXX) $^ $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@
+
+# The long versions of two tests in `make test`: many more random expressions (N cases, in
+# float32 and float64), and a longer memory soak (EPOCHS and 10 x EPOCHS epochs).
+N ?= 20000
+fuzz-ops: $(TEST_BIN) $(TEST64_BIN)
+	@SEQGRAD_FUZZ_OPS=$(N) sh tests/run_tests.sh "$(TEST_BIN) -tc=random?expressions*" "$(TEST64_BIN) -tc=random?expressions*"
+
+EPOCHS ?= 20
+soak: $(TEST_BIN)
+	@SEQGRAD_SOAK_EPOCHS=$(EPOCHS) sh tests/run_tests.sh "$(TEST_BIN) -tc=soak*"
 
 bench: $(BENCHES)
 

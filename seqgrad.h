@@ -16,6 +16,7 @@
 #include "tensor/tensor.h"
 #include "tensor/thread_pool.h"
 
+#include "autograd/anomaly.h"
 #include "autograd/engine.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/anomaly.h"
 #include "tensor/check.h"
 
 namespace seqgrad {
@@ -74,12 +75,14 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
   // [docs:reverse_sweep]
   // Reverse topological order: every Node runs after all the Nodes that use its output, so
   // its output gradient is complete when it runs.
+  const bool anomaly = anomaly_enabled();  // check each new gradient for NaN/Inf (anomaly.h)
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Variable v = *it;
     const std::shared_ptr<Node>& node = v.node();
     if (!node) continue;  // leaves keep their gradient
     const Tensor dout = v.grad();
     if (dout.defined()) node->backward(dout, *node);
+    if (anomaly) check_backward_anomaly(root, v);
     if (!v.retains_grad()) v.zero_grad();  // intermediate gradients are done
   }
   // [docs:end]

@@ -1,6 +1,6 @@
 // data/corpus.h - reading and writing parallel corpora: one "source<TAB>target" pair per line.
 //
-// Files are UTF-8. Blank lines are skipped; a trailing '\r' (Windows line ends) is removed. A
+// Files are UTF-8. Blank lines are skipped; trailing '\r's (Windows line ends) are removed. A
 // line without a tab, a missing file or a file with no pairs is an error that names the file
 // and the line ("corpus.tsv:12: expected 'source<TAB>target', found no tab"). The text is not
 // tokenised here: that is tokenizer.h's job, chosen per side.

@@ -152,9 +152,29 @@ void write_contents(CFile& file, const char* op, const std::string& path, const 
   if (std::fclose(f) != 0) throw std::runtime_error(cat(op, ": cannot write '", path, "': ", os_reason()));
 }
 
+// "a directory", "a character device": what sits at a path that is not a regular file.
+const char* kind_of(std::filesystem::file_type type) {
+  using std::filesystem::file_type;
+  switch (type) {
+    case file_type::directory: return "a directory";
+    case file_type::character: return "a character device";
+    case file_type::block: return "a block device";
+    case file_type::fifo: return "a pipe";
+    case file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
 void write_file(const char* op, const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                 const std::map<std::string, std::string>& metadata) {
   const std::string header = build_header(op, tensors, metadata);  // all argument checks first
+  // The rename below would replace whatever is at `path`: refuse anything but a regular file, or
+  // saving to /dev/full or /dev/null (as root) would put a checkpoint in the device's place.
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw std::runtime_error(cat(op, ": cannot write '", path, "': expected a regular file or a new name, got ",
+                                 kind_of(status.type())));
   const std::string tmp = cat(path, ".tmp.", getpid());
   CFile file;
   file.f = std::fopen(tmp.c_str(), "wb");

@@ -42,8 +42,10 @@ struct SafetensorsFile {
 
 // Writes `tensors` (in this order) and `metadata` to `path`, atomically: the bytes go to a
 // temporary file next to it that is flushed to disk and then renamed over `path`. On any
-// failure the temporary file is removed, an existing file at `path` is left untouched, and a
-// std::runtime_error names the path and the operating system's reason. Names must be unique,
+// failure (a full disk, an unwritable directory) the temporary file is removed, an existing
+// file at `path` is left untouched, and a std::runtime_error names the path and the operating
+// system's reason. A path holding something other than a regular file (a directory, a device
+// such as /dev/full) is refused before anything is written. Names must be unique,
 // valid UTF-8 and not "__metadata__" (std::invalid_argument otherwise).
 //   write_safetensors("emb.safetensors", {{"weight", table}}, {{"format", "pt"}});
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,

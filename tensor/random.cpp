@@ -2,6 +2,10 @@
 #include "tensor/random.h"
 
 #include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "tensor/check.h"
 
 namespace seqgrad {
 
@@ -35,6 +39,31 @@ uint64_t Generator::randint(uint64_t n) {
     x = next_u64();
   } while (x >= limit);
   return x % n;
+}
+
+// "<the engine's words> <1 if a normal is kept> <its bits>": decimal integers only, so the text
+// round-trips exactly on any platform.
+std::string Generator::state() const {
+  uint64_t spare_bits;
+  std::memcpy(&spare_bits, &spare_normal_, sizeof spare_bits);
+  std::ostringstream os;
+  os << engine_ << ' ' << (has_spare_normal_ ? 1 : 0) << ' ' << spare_bits;
+  return os.str();
+}
+
+void Generator::set_state(const std::string& state) {
+  std::istringstream is(state);
+  std::mt19937_64 engine;
+  int has_spare = -1;
+  uint64_t spare_bits = 0;
+  is >> engine >> has_spare >> spare_bits;
+  std::string rest;
+  check_state(!is.fail() && (has_spare == 0 || has_spare == 1) && !(is >> rest),
+              "Generator::set_state: expected the text of Generator::state(), got '",
+              state.size() <= 40 ? state : state.substr(0, 37) + "...", "'");
+  engine_ = engine;
+  has_spare_normal_ = has_spare == 1;
+  std::memcpy(&spare_normal_, &spare_bits, sizeof spare_bits);
 }
 
 Generator& default_generator() {

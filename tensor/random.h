@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace seqgrad {
 
@@ -27,6 +28,12 @@ class Generator {
   double normal();
   // Uniform integer in [0, n).
   uint64_t randint(uint64_t n);
+
+  // The whole state as text, and back (as torch.get_rng_state / set_rng_state): what a
+  // resumable training checkpoint stores, so dropout masks continue where they stopped.
+  // set_state throws std::runtime_error for text that state() did not write.
+  std::string state() const;
+  void set_state(const std::string& state);
 
  private:
   std::mt19937_64 engine_;

@@ -1,17 +1,26 @@
 // examples/seqgrad/commands.cpp - what each subcommand does, from flags to files.
 #include "examples/seqgrad/commands.h"
 
+#include <unistd.h>  // POSIX: getpid
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <set>
 #include <sstream>
 
+#include "autograd/anomaly.h"
 #include "data/corpus.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
 #include "examples/seqgrad/args.h"
+#include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
@@ -128,41 +137,97 @@ std::string svg_path_for(const std::string& checkpoint) {
   return (p.parent_path() / (p.stem().string() + ".training.svg")).string();
 }
 
+// Fail before training, not at the first save an epoch later, when --out cannot be written: a
+// file is created next to it (where the checkpoint's temporary file will go) and removed.
+void check_writable(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  check(!std::filesystem::exists(status) || std::filesystem::is_regular_file(status), "seqgrad train: --out '", path,
+        "' exists and is not a regular file");
+  const std::string probe = cat(path, ".tmp.", getpid());
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  check_state(f != nullptr, "seqgrad train: cannot write --out '", path, "': ", std::strerror(errno));
+  std::fclose(f);
+  std::remove(probe.c_str());
+}
+
+// With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
+// alone may be given again: how long to go on, threads, where to write, anomaly checks.
+const std::set<std::string> kResumeFlags{"resume", "epochs", "minutes", "threads", "out", "loss-log", "detect-anomaly"};
+
+std::vector<std::string> resume_words(const std::vector<FlagSpec>& flags, const Args& now, const TrainProgress& saved) {
+  std::vector<std::string> words;
+  for (const FlagSpec& f : flags) {
+    if (!now.given(f.name) || f.name == "resume") continue;
+    check(kResumeFlags.count(f.name) > 0, "seqgrad train: --", f.name, " cannot change when resuming; --resume "
+          "continues a run with its own settings (only --epochs, --minutes, --threads, --out, --loss-log and "
+          "--detect-anomaly can be given again)");
+    words.push_back("--" + f.name + (f.is_switch ? "" : "=" + now.text(f.name)));
+  }
+  for (const auto& [name, value] : saved.flags) {
+    if (now.given(name)) continue;
+    const std::string& wanted = name;  // (a lambda cannot capture a structured binding in C++17)
+    const auto f = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& x) { return x.name == wanted; });
+    check_state(f != flags.end() && name != "resume", "seqgrad train: --resume: the checkpoint names an unknown flag '",
+                name, "'");
+    words.push_back("--" + name + (f->is_switch ? "" : "=" + value));
+  }
+  return words;
+}
+
 int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("train",
-         "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors",
-         {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
-          {"train", "", "train on a TSV file of source<TAB>target lines"},
-          {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
-          {"n", "5000", "pairs to generate for --task"},
-          {"min-len", "", "shortest generated source (task default)"},
-          {"max-len", "", "longest generated source (task default)"},
-          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
-          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
-          {"layers", "2", "encoder (and Transformer decoder) layers"},
-          {"hidden", "128", "hidden size of recurrent models"},
-          {"dim", "64", "embedding size; the Transformer's model width"},
-          {"heads", "4", "attention heads (Transformer)"},
-          {"ffn", "256", "feed-forward width (Transformer)"},
-          {"dropout", "0.1", "dropout probability"},
-          {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
-          {"epochs", "10", "passes over the training data"},
-          {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
-          {"batch", "64", "sentence pairs per step"},
-          {"lr", "0.001", "Adam learning rate"},
-          {"label-smoothing", "0", "label smoothing epsilon"},
-          {"seed", "0", "random seed"},
-          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
-          {"src-tokens", "", "space or char (default: char for date, else space)"},
-          {"tgt-tokens", "", "space or char (default: char for date, else space)"},
-          {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
-          {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
-          {"out", "", "where to write the checkpoint (.safetensors)"}});
+  const std::vector<FlagSpec> flags{
+      {"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
+      {"train", "", "train on a TSV file of source<TAB>target lines"},
+      {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
+      {"n", "5000", "pairs to generate for --task"},
+      {"min-len", "", "shortest generated source (task default)"},
+      {"max-len", "", "longest generated source (task default)"},
+      {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
+      {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
+      {"layers", "2", "encoder (and Transformer decoder) layers"},
+      {"hidden", "128", "hidden size of recurrent models"},
+      {"dim", "64", "embedding size; the Transformer's model width"},
+      {"heads", "4", "attention heads (Transformer)"},
+      {"ffn", "256", "feed-forward width (Transformer)"},
+      {"dropout", "0.1", "dropout probability"},
+      {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
+      {"epochs", "10", "passes over the training data"},
+      {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
+      {"batch", "64", "sentence pairs per step"},
+      {"lr", "0.001", "Adam learning rate"},
+      {"label-smoothing", "0", "label smoothing epsilon"},
+      {"seed", "0", "random seed"},
+      {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
+      {"src-tokens", "", "space or char (default: char for date, else space)"},
+      {"tgt-tokens", "", "space or char (default: char for date, else space)"},
+      {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
+      {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
+      {"out", "", "where to write the checkpoint (.safetensors)"},
+      {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
+      {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
+      {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}};
+  const char* usage =
+      "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
+      "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]";
+  Args a("train", usage, flags);
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
+  check(a.positional().empty(), "seqgrad train: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
+  TrainProgress progress;  // a fresh run: epoch 1, step 0
+  const bool resuming = a.given("resume");
+  const std::string resume_from = a.text("resume");
+  if (resuming) {
+    progress = read_progress(resume_from);
+    const std::vector<std::string> effective = resume_words(flags, a, progress);
+    a = Args("train", usage, flags);
+    a.parse(effective);
+  }
   check(a.given("task") != a.given("train"), "seqgrad train: give exactly one of --task NAME or --train FILE");
   check(a.given("out"), "seqgrad train: --out MODEL.safetensors is required");
-  check(a.positional().empty(), "seqgrad train: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
+  progress.flags.clear();
+  for (const FlagSpec& f : flags)
+    if (a.given(f.name)) progress.flags[f.name] = a.text(f.name);
 
   // ---- configuration ----
   ModelConfig c;
@@ -188,7 +253,15 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   const int64_t threads = a.integer("threads", 0, 256);
   const int64_t min_freq = a.integer("min-freq", 1, 1000000);
   const std::string out_path = a.text("out");
+  check_writable(out_path);
+  std::ofstream loss_log;
+  if (a.given("loss-log")) {
+    loss_log.open(a.text("loss-log"), resuming ? std::ios::app : std::ios::trunc);
+    check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", std::strerror(errno));
+    loss_log << std::setprecision(std::numeric_limits<real>::max_digits10);
+  }
   if (threads > 0) set_num_threads(static_cast<int>(threads));
+  const DetectAnomalyGuard anomaly(a.on("detect-anomaly"));
   manual_seed(seed);
 
   // ---- data ----
@@ -205,12 +278,19 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   }
   const auto st = c.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
   const auto tt = c.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
-  std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
-  for (const data::Pair& p : train_pairs) {
-    src_sentences.push_back(data::tokenize(p.source, st));
-    tgt_sentences.push_back(data::tokenize(p.target, tt));
+  std::unique_ptr<Translator> model;
+  if (resuming) {
+    model = Translator::load(resume_from);  // the same vocabularies the data would give, and the weights
+    model->module().train();
+  } else {
+    std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
+    for (const data::Pair& p : train_pairs) {
+      src_sentences.push_back(data::tokenize(p.source, st));
+      tgt_sentences.push_back(data::tokenize(p.target, tt));
+    }
+    model = std::make_unique<Translator>(c, data::Vocab::build(src_sentences, min_freq), data::Vocab::build(tgt_sentences, min_freq));
   }
-  Translator t(c, data::Vocab::build(src_sentences, min_freq), data::Vocab::build(tgt_sentences, min_freq));
+  Translator& t = *model;
   data::EncodedPairs train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
   const data::EncodedPairs valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
   for (auto& s : train.src)
@@ -229,18 +309,41 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   // 100 steps (or the first 10% of a short run) so the first large gradients do no damage.
   const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + batch - 1) / batch;
   nn::Adam opt(t.module().parameters(), nn::AdamOptions(lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
-  nn::LinearWarmupLR warmup(opt, std::max<int64_t>(1, std::min<int64_t>(100, epochs * batches_per_epoch / 10)));
+  if (!resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, epochs * batches_per_epoch / 10));
+  nn::LinearWarmupLR warmup(opt, progress.warmup_steps);
+  if (resuming) {
+    resume_optimizer_and_rng(resume_from, opt);
+    for (int64_t k = 0; k < opt.steps_taken(); ++k) warmup.step();
+    out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
+  }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed_minutes = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
-  std::vector<double> epoch_axis, train_curve, valid_curve, exact_curve;
-  double best = std::numeric_limits<double>::infinity();
   const std::vector<data::Pair> probe_pairs(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  // Ctrl-C: finish the step, save what --resume needs, and stop with the shell's code for SIGINT.
+  const InterruptHandler interrupt;
+  auto stop_here = [&](int64_t epoch, int64_t step, double total) {
+    progress.epoch = epoch;
+    progress.step = step;
+    progress.epoch_loss = total;
+    const std::string path = resume_path_for(out_path);
+    save_resume_checkpoint(path, t, opt, progress);
+    out << "interrupted after step " << step << " of epoch " << epoch << "; saved " << path
+        << "\ncontinue with: seqgrad train --resume " << path << "\n";
+    return 130;
+  };
   bool out_of_time = false;
-  for (int64_t epoch = 1; epoch <= epochs && !out_of_time; ++epoch) {
+  for (int64_t epoch = progress.epoch; epoch <= epochs && !out_of_time; ++epoch) {
     viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
-    double total = 0;
-    int64_t step = 0;
-    for (const auto& idx : data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch))) {
+    const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
+    double total = continued ? progress.epoch_loss : 0;
+    int64_t step = continued ? progress.step : 0;
+    const auto batches = data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch));
+    while (step < static_cast<int64_t>(batches.size())) {
+      if (interrupt.requested()) {
+        bar.finish();
+        return stop_here(epoch, step, total);
+      }
+      const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];
       // [docs:train_step]
       const data::Batch b = train.batch(idx);
       Variable loss = t.loss(b, smoothing);
@@ -254,31 +357,36 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
       for (int64_t n : b.tgt_lengths) tokens += n;
       bar.update(++step, {{"loss", loss.item()}}, tokens);
       // [docs:end]
+      if (loss_log.is_open()) loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
       if (minutes > 0 && elapsed_minutes() >= minutes) {
         out_of_time = true;
         break;
       }
     }
     bar.finish();
+    if (interrupt.requested()) return stop_here(epoch, step, total);
     const double vloss = validation_loss(t, valid);
     const Scores s = score(t, probe_pairs, 1);
     t.module().train();
     out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
         << " valid_loss=" << vloss << " exact_match=" << std::setprecision(3) << s.exact << " token_error_rate=" << s.ter
         << (out_of_time ? " (time budget reached)" : "") << "\n";
-    epoch_axis.push_back(static_cast<double>(epoch));
-    train_curve.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
-    valid_curve.push_back(vloss);
-    exact_curve.push_back(s.exact);
-    if (vloss < best) {
-      best = vloss;
+    progress.epochs.push_back(static_cast<double>(epoch));
+    progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
+    progress.valid_loss.push_back(vloss);
+    progress.exact_match.push_back(s.exact);
+    if (vloss < progress.best_valid) {
+      progress.best_valid = vloss;
       t.save(out_path);
       out << "saved " << out_path << "\n";
     }
+    progress.epoch = epoch + 1;
+    progress.step = 0;
+    progress.epoch_loss = 0;
   }
   viz::LinePlot plot("Training: loss and exact match per epoch", "epoch", "");
-  plot.add_series("train loss", epoch_axis, train_curve).add_series("valid loss", epoch_axis, valid_curve);
-  plot.add_series("valid exact match", epoch_axis, exact_curve).save(svg_path_for(out_path));
+  plot.add_series("train loss", progress.epochs, progress.train_loss).add_series("valid loss", progress.epochs, progress.valid_loss);
+  plot.add_series("valid exact match", progress.epochs, progress.exact_match).save(svg_path_for(out_path));
   out << "wrote " << svg_path_for(out_path) << "\n";
   return 0;
 }

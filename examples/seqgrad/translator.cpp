@@ -174,16 +174,17 @@ Tensor Translator::alignment(const std::string& sentence, std::vector<std::strin
 // ================================================================================================
 // Checkpoints
 
-void Translator::save(const std::string& path) const {
+std::map<std::string, std::string> Translator::metadata() const {
   nn::Json src = nn::Json::array(), tgt = nn::Json::array();
   for (const std::string& t : src_vocab.tokens()) src.push_back(t);
   for (const std::string& t : tgt_vocab.tokens()) tgt.push_back(t);
-  nn::save(module(), path,
-           {{"seqgrad.format", kFormat},
-            {"seqgrad.config", config.to_json().dump()},
-            {"seqgrad.src_vocab", src.dump()},
-            {"seqgrad.tgt_vocab", tgt.dump()}});
+  return {{"seqgrad.format", kFormat},
+          {"seqgrad.config", config.to_json().dump()},
+          {"seqgrad.src_vocab", src.dump()},
+          {"seqgrad.tgt_vocab", tgt.dump()}};
 }
+
+void Translator::save(const std::string& path) const { nn::save(module(), path, metadata()); }
 
 std::unique_ptr<Translator> Translator::load(const std::string& path) {
   const std::map<std::string, std::string> meta = nn::read_metadata(path);
@@ -203,7 +204,8 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   };
   const ModelConfig config = ModelConfig::from_json(nn::parse_json(entry("seqgrad.config")));
   auto t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"));
-  nn::load(t->module(), path);
+  // A resumable checkpoint also holds the optimizer's buffers: load the model's names only.
+  nn::load(t->module(), path, /*strict=*/meta.count("seqgrad.train_state") == 0);
   t->module().eval();
   return t;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,11 @@ class Translator {
   std::vector<std::string> target_tokens(const std::string& text) const;
   std::string target_text(const std::vector<int64_t>& ids) const;
 
+  // What makes a checkpoint self-contained: the format, the configuration, both vocabularies.
+  std::map<std::string, std::string> metadata() const;
   void save(const std::string& path) const;
+  // Reads a checkpoint written by save() (or a resumable one written by seqgrad train, whose
+  // extra optimizer entries are skipped).
   static std::unique_ptr<Translator> load(const std::string& path);
 
   ModelConfig config;

@@ -18,6 +18,20 @@ TEST_CASE("read_tsv: pairs, blank lines skipped, Windows line ends, UTF-8 kept")
   CHECK(out.str() == "billy eats a banana\t比利 吃 香蕉\nhe reads\til lit\n");
 }
 
+TEST_CASE("read_tsv: stray carriage returns at a line end go too, so written pairs read back the same") {
+  std::istringstream in("a\tb\r\r\n\r\r\nc\r\td\n");  // found by tests/fuzz/fuzz_tsv.cpp
+  const std::vector<data::Pair> pairs = data::read_tsv(in, "c.tsv");
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].target == "b");
+  CHECK(pairs[1].source == "c\r");  // inside a line, a '\r' is text
+  std::ostringstream out;
+  data::write_tsv(out, pairs);
+  std::istringstream again(out.str());
+  const std::vector<data::Pair> reread = data::read_tsv(again, "c.tsv");
+  CHECK(reread[0].target == "b");
+  CHECK(reread[1].source == "c\r");
+}
+
 TEST_CASE("read_tsv errors name the file and line") {
   std::istringstream no_tab("a\tb\nno tab here\n");
   CHECK_THROWS_WITH_AS(data::read_tsv(no_tab, "c.tsv"), "c.tsv:2: expected 'source<TAB>target', found no tab",

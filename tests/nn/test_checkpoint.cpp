@@ -527,13 +527,78 @@ TEST_CASE("a failed save leaves the previous checkpoint untouched and no tempora
       ("save: cannot create a temporary file next to '" + nowhere + "': No such file or directory").c_str(),
       std::runtime_error);
 
-  // The rename fails when a non-empty directory sits at the path: it survives, the temp goes.
+  // A directory at the path is refused before anything is written: it survives, no temp appears.
   const std::string occupied = dir.file("occupied");
   fs::create_directories(occupied + "/inside");
-  CHECK_THROWS_WITH_AS(nn::save(net, occupied), ("save: cannot write '" + occupied + "': Is a directory").c_str(),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      nn::save(net, occupied),
+      ("save: cannot write '" + occupied + "': expected a regular file or a new name, got a directory").c_str(),
+      std::runtime_error);
   CHECK(fs::is_directory(occupied + "/inside"));
   CHECK(dir.count_entries() == 1);
+}
+
+TEST_CASE("a full disk (/dev/full) fails clearly and keeps the previous checkpoint") {
+  if (!fs::exists("/dev/full")) {
+    MESSAGE("skipped: this system has no /dev/full");
+    return;
+  }
+  TempDir dir;
+  manual_seed(10);
+  Net small(4), big(64);
+  // Saving *to* the device is refused: the rename would replace /dev/full itself (as root).
+  CHECK_THROWS_WITH_AS(nn::save(small, "/dev/full"),
+                       "save: cannot write '/dev/full': expected a regular file or a new name, got a character device",
+                       std::runtime_error);
+  CHECK(fs::is_character_file("/dev/full"));
+
+  // A full disk under the temporary file: the writer's temporary name (`path.tmp.PID`, see
+  // write_file) is made a link to /dev/full, where every write fails with ENOSPC as on a full disk.
+  const std::string path = dir.file("m.safetensors");
+  nn::save(small, path);
+  const std::string before = read_bytes(path);
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  fs::create_symlink("/dev/full", tmp);
+  CHECK_THROWS_WITH_AS(nn::save(big, path), ("save: cannot write '" + path + "': No space left on device").c_str(),
+                       std::runtime_error);
+  CHECK(read_bytes(path) == before);
+  CHECK(dir.count_entries() == 1);  // the link (the temporary file) is gone
+  CHECK(fs::is_character_file("/dev/full"));
+  Net restored(4);
+  nn::load(restored, path);
+  CHECK(same_values(restored.fc1->weight.value(), small.fc1->weight.value()));
+}
+
+TEST_CASE("an unwritable directory fails clearly and keeps the previous checkpoint") {
+  TempDir dir;
+  manual_seed(11);
+  Net net;
+  const std::string path = dir.file("m.safetensors");
+  nn::save(net, path);
+  const std::string before = read_bytes(path);
+  fs::permissions(dir.path, fs::perms::owner_read | fs::perms::owner_exec);
+  // Root writes through permission bits, so the check needs an ordinary user.
+  const std::string probe = dir.file("probe");
+  if (std::FILE* f = std::fopen(probe.c_str(), "wb")) {
+    std::fclose(f);
+    std::remove(probe.c_str());
+    MESSAGE("skipped the permission check: this user can write into a read-only directory (root)");
+  } else {
+    manual_seed(12);
+    Net other;
+    CHECK_THROWS_WITH_AS(
+        nn::save(other, path),
+        ("save: cannot create a temporary file next to '" + path + "': Permission denied").c_str(),
+        std::runtime_error);
+    CHECK(read_bytes(path) == before);
+  }
+  fs::permissions(dir.path, fs::perms::owner_all);
+  CHECK(dir.count_entries() == 1);
+  // A directory nobody can write into, root included (sysfs takes no new files).
+  if (fs::is_directory("/sys/kernel"))
+    CHECK_THROWS_WITH_AS(nn::save(net, "/sys/kernel/m.safetensors"),
+                         doctest::Contains("save: cannot create a temporary file next to '/sys/kernel/m.safetensors': "),
+                         std::runtime_error);
 }
 
 TEST_CASE("a save that runs out of space mid-write keeps the previous checkpoint") {

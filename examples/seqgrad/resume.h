@@ -1,0 +1,66 @@
+// examples/seqgrad/resume.h - stopping `seqgrad train` cleanly, and continuing it exactly.
+//
+// Ctrl-C does not kill a training run: an InterruptHandler turns SIGINT into a flag, the loop
+// finishes the step it is in, and save_resume_checkpoint writes everything the run needs to go
+// on: the weights (under the model's own names, so the file also translates), the optimizer's
+// buffers ("optimizer.exp_avg.0", ...), and in the metadata where it stopped, the losses so far,
+// the random generator's state and the flags it was started with. `seqgrad train --resume FILE`
+// reads it back, and the loss curve continues bit for bit as if the run had never stopped
+// (tests/examples/test_cli_reliability.cpp). What this is not: a periodic snapshot; a killed
+// (SIGKILL) or crashed run keeps only its best checkpoint.
+#pragma once
+
+#include <signal.h>  // POSIX: sigaction
+
+#include <csignal>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "examples/seqgrad/translator.h"
+#include "nn/optim.h"
+
+namespace seqgrad::cli {
+
+// Where a run stands between two steps.
+struct TrainProgress {
+  std::map<std::string, std::string> flags;  // the flags the run was given, by name (no dashes)
+  int64_t epoch = 1;                         // the epoch in progress
+  int64_t step = 0;                          // batches of it already trained
+  double epoch_loss = 0;                     // the sum of their losses
+  double best_valid = std::numeric_limits<double>::infinity();
+  int64_t warmup_steps = 1;                  // the learning-rate warm-up the run started with
+  std::vector<double> epochs, train_loss, valid_loss, exact_match;  // the curves, one per epoch
+};
+
+// "runs/m.safetensors" -> "runs/m.resume.safetensors"
+std::string resume_path_for(const std::string& checkpoint);
+
+// Writes (atomically, like every checkpoint) the model, the optimizer's state, the progress and
+// the default generator's state.
+void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Optimizer& opt,
+                            const TrainProgress& progress);
+
+// Reads the progress of a resumable checkpoint; std::runtime_error if `path` is not one.
+TrainProgress read_progress(const std::string& path);
+
+// Loads the optimizer's state from a resumable checkpoint, and restores the default generator.
+void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt);
+
+// While it lives, SIGINT (Ctrl-C) sets a flag instead of ending the process; a second Ctrl-C
+// ends it as usual. The previous handler comes back when it is destroyed.
+class InterruptHandler {
+ public:
+  InterruptHandler();
+  ~InterruptHandler();
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+  bool requested() const;
+
+ private:
+  struct sigaction previous_;
+};
+
+}  // namespace seqgrad::cli

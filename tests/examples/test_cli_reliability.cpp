@@ -1,0 +1,214 @@
+// tests/examples/test_cli_reliability.cpp - `seqgrad train` under stress: Ctrl-C and --resume
+// (the loss curve continues bit for bit), outputs that cannot be written, the same losses on 1,
+// 2 and 4 threads, anomaly checks that change nothing, and memory that does not grow.
+#include <malloc.h>  // glibc: mallinfo2
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "examples/seqgrad/commands.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A string buffer that sends this process SIGINT, as Ctrl-C would, the first time `trigger`
+// (if not empty) appears in what is written to it: an interrupt at a chosen, repeatable moment.
+class InterruptingBuffer : public std::stringbuf {
+ public:
+  explicit InterruptingBuffer(std::string trigger) : trigger_(std::move(trigger)) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize written = std::stringbuf::xsputn(s, n);
+    maybe_interrupt();
+    return written;
+  }
+  int_type overflow(int_type c) override {
+    const int_type r = std::stringbuf::overflow(c);
+    maybe_interrupt();
+    return r;
+  }
+
+ private:
+  void maybe_interrupt() {
+    if (fired_ || trigger_.empty() || str().find(trigger_) == std::string::npos) return;
+    fired_ = true;
+    std::raise(SIGINT);
+  }
+  std::string trigger_;
+  bool fired_ = false;
+};
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result train(std::vector<std::string> words, const std::string& interrupt_at = "") {
+  words.insert(words.begin(), "train");
+  InterruptingBuffer buffer(interrupt_at);
+  std::ostream out(&buffer);
+  std::ostringstream err;
+  const int code = cli::run(words, out, err);
+  return {code, buffer.str(), err.str()};
+}
+
+// A small Transformer on the copy task: 23 steps an epoch, a fraction of a second each epoch.
+std::vector<std::string> small_run(const std::string& out, const std::string& log, int64_t epochs = 3) {
+  return {"--task", "copy",  "--n",     "400", "--min-len", "2",  "--max-len",  "5",          "--model",
+          "transformer",     "--dim",   "32",  "--ffn",     "64", "--heads",    "2",          "--layers",
+          "1",      "--batch", "16",    "--epochs", std::to_string(epochs), "--seed", "3", "--out", out,
+          "--loss-log", log};
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Peak resident memory of this process since the last reset_peak_rss(), in kB (Linux), or -1.
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+long peak_rss_kb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+// Bytes malloc has handed out and not had back (glibc), or 0: a leak shows here exactly.
+size_t heap_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  return mallinfo2().uordblks;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues the loss curve exactly") {
+  const Result reference = train(small_run("build/test_rel_ref.safetensors", "build/test_rel_ref.log"));
+  REQUIRE(reference.code == 0);
+
+  // Ctrl-C as soon as the progress bar of epoch 2 shows: mid-epoch.
+  const Result stopped = train(small_run("build/test_rel.safetensors", "build/test_rel.log"), "epoch 2 ");
+  INFO(stopped.out);
+  INFO(stopped.err);
+  REQUIRE(stopped.code == 130);
+  CHECK(stopped.out.find(" of epoch 2; saved build/test_rel.resume.safetensors\n"
+                         "continue with: seqgrad train --resume build/test_rel.resume.safetensors\n") != std::string::npos);
+  CHECK(stopped.out.find("saved build/test_rel.safetensors") != std::string::npos);  // the best, after epoch 1
+  const std::string log = read_text("build/test_rel.log");
+  CHECK(log.size() < read_text("build/test_rel_ref.log").size());
+  CHECK(read_text("build/test_rel_ref.log").rfind(log, 0) == 0);  // the same losses so far
+
+  // The resumable checkpoint also translates.
+  std::ostringstream out, err;
+  CHECK(cli::run({"translate", "--model", "build/test_rel.resume.safetensors", "a b"}, out, err) == 0);
+
+  // Flags that would change the numbers cannot change on resume; other files are not resumable.
+  CHECK(train({"--resume", "build/test_rel.resume.safetensors", "--lr", "0.1"}).err ==
+        "error: seqgrad train: --lr cannot change when resuming; --resume continues a run with its own settings (only "
+        "--epochs, --minutes, --threads, --out, --loss-log and --detect-anomaly can be given again)\n");
+  CHECK(train({"--resume", "build/test_rel.safetensors"}).err ==
+        "error: seqgrad train: 'build/test_rel.safetensors' has no training state to resume (no seqgrad.train_state in "
+        "its metadata); --resume takes the .resume.safetensors file an interrupted run saved\n");
+
+  // Resumed, the run appends the rest of the curve: together, bit for bit the uninterrupted run.
+  const Result resumed = train({"--resume", "build/test_rel.resume.safetensors", "--loss-log", "build/test_rel.log"});
+  INFO(resumed.out);
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(resumed.out.find("resuming at epoch 2, step ") != std::string::npos);
+  CHECK(read_text("build/test_rel.log") == read_text("build/test_rel_ref.log"));
+  CHECK(read_text("build/test_rel.safetensors") == read_text("build/test_rel_ref.safetensors"));
+  for (const char* f : {"build/test_rel_ref.safetensors", "build/test_rel_ref.log", "build/test_rel_ref.training.svg",
+                        "build/test_rel.safetensors", "build/test_rel.log", "build/test_rel.training.svg",
+                        "build/test_rel.resume.safetensors"})
+    std::remove(f);
+}
+
+TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
+  CHECK(train(small_run("/dev/full", "build/test_rel_x.log")).err ==
+        "error: seqgrad train: --out '/dev/full' exists and is not a regular file\n");
+  CHECK(train(small_run("build/no/such/dir/m.safetensors", "build/test_rel_x.log")).err ==
+        "error: seqgrad train: cannot write --out 'build/no/such/dir/m.safetensors': No such file or directory\n");
+  std::remove("build/test_rel_x.log");
+}
+
+TEST_CASE("seqgrad train: losses are bit-identical on 1, 2 and 4 threads, across runs, with --detect-anomaly") {
+  // Big enough that matmuls and elementwise ops split across threads (tensor/gemm.cpp and
+  // kElementwiseGrain); dropout on, so the generator is in play too.
+  // Under a sanitizer, 5-20x slower, a Transformer on 1 and 4 threads is enough to find races.
+  const int threads_before = get_num_threads();
+  const std::vector<std::string> models =
+      kSanitized ? std::vector<std::string>{"transformer"} : std::vector<std::string>{"transformer", "lstm-attn"};
+  for (const std::string& model : models) {
+    auto losses = [&](const std::string& threads, bool anomaly = false) {
+      std::vector<std::string> words{"--task", "reverse", "--n", "200", "--min-len", "6", "--max-len", "9",
+                                     "--max-decode", "12", "--model", model, "--dim", "32", "--hidden", "64",
+                                     "--batch", "64",
+                                     "--epochs", "1", "--seed", "5", "--threads", threads,
+                                     "--out", "build/test_rel_det.safetensors", "--loss-log", "build/test_rel_det.log"};
+      if (anomaly) words.push_back("--detect-anomaly");
+      const Result r = train(words);
+      INFO(r.err);
+      CHECK(r.code == 0);
+      return read_text("build/test_rel_det.log");
+    };
+    const std::string one = losses("1");
+    CAPTURE(model);
+    CHECK(std::count(one.begin(), one.end(), '\n') == 3);
+    CHECK(losses("4") == one);
+    if (kSanitized) continue;
+    CHECK(losses("2") == one);
+    CHECK(losses("2", /*anomaly=*/true) == one);  // a second run on 2 threads, checked for NaN/Inf
+  }
+  set_num_threads(threads_before);
+  for (const char* f : {"build/test_rel_det.safetensors", "build/test_rel_det.log", "build/test_rel_det.training.svg"})
+    std::remove(f);
+}
+
+TEST_CASE("soak: training 10x the steps grows peak memory by at most 5%, and leaks nothing") {
+  if (kSanitized) {
+    MESSAGE("skipped under a sanitizer: its own bookkeeping grows with every allocation");
+    return;
+  }
+  reset_peak_rss();
+  if (peak_rss_kb() <= 0) {
+    MESSAGE("skipped: no /proc/self/status VmHWM on this system");
+    return;
+  }
+  // SEQGRAD_SOAK_EPOCHS=N (make soak) makes it N and 10 N epochs: the long version.
+  const char* env = std::getenv("SEQGRAD_SOAK_EPOCHS");
+  const int64_t epochs = env ? std::max<int64_t>(1, std::atol(env)) : 1;
+  auto peak_after = [&](int64_t n) {
+    reset_peak_rss();
+    const Result r = train(small_run("build/test_rel_soak.safetensors", "build/test_rel_soak.log", n));
+    CHECK(r.code == 0);
+    return peak_rss_kb();
+  };
+  const long short_run = peak_after(epochs);
+  const size_t heap_short = heap_in_use();
+  const long long_run = peak_after(10 * epochs);
+  const size_t heap_long = heap_in_use();
+  MESSAGE(cat("peak RSS: ", short_run, " kB after ", 23 * epochs, " steps, ", long_run, " kB after ", 230 * epochs,
+              "; heap in use after each: ", heap_short, " and ", heap_long, " bytes"));
+  CHECK(long_run <= short_run * 1.05 + 512);  // 5%, and half a megabyte for malloc's own rounding
+  CHECK(heap_long <= heap_short + 64 * 1024);  // (0 where malloc cannot say)
+  for (const char* f : {"build/test_rel_soak.safetensors", "build/test_rel_soak.log", "build/test_rel_soak.training.svg"})
+    std::remove(f);
+}
