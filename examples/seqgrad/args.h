@@ -37,6 +37,7 @@ class Args {
   // text(name) must be one of `choices`.
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  const std::vector<FlagSpec>& flags() const { return flags_; }
   const std::string& command() const { return command_; }
 
  private:

@@ -155,7 +155,8 @@ void check_writable(const std::string& path) {
 // alone may be given again: how long to go on, threads, where to write, anomaly checks.
 const std::set<std::string> kResumeFlags{"resume", "epochs", "minutes", "threads", "out", "loss-log", "detect-anomaly"};
 
-std::vector<std::string> resume_words(const std::vector<FlagSpec>& flags, const Args& now, const TrainProgress& saved) {
+std::vector<std::string> resume_words(const Args& now, const TrainProgress& saved) {
+  const std::vector<FlagSpec>& flags = now.flags();
   std::vector<std::string> words;
   for (const FlagSpec& f : flags) {
     if (!now.given(f.name) || f.name == "resume") continue;
@@ -176,41 +177,40 @@ std::vector<std::string> resume_words(const std::vector<FlagSpec>& flags, const 
 }
 
 int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
-  const std::vector<FlagSpec> flags{
-      {"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
-      {"train", "", "train on a TSV file of source<TAB>target lines"},
-      {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
-      {"n", "5000", "pairs to generate for --task"},
-      {"min-len", "", "shortest generated source (task default)"},
-      {"max-len", "", "longest generated source (task default)"},
-      {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
-      {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
-      {"layers", "2", "encoder (and Transformer decoder) layers"},
-      {"hidden", "128", "hidden size of recurrent models"},
-      {"dim", "64", "embedding size; the Transformer's model width"},
-      {"heads", "4", "attention heads (Transformer)"},
-      {"ffn", "256", "feed-forward width (Transformer)"},
-      {"dropout", "0.1", "dropout probability"},
-      {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
-      {"epochs", "10", "passes over the training data"},
-      {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
-      {"batch", "64", "sentence pairs per step"},
-      {"lr", "0.001", "Adam learning rate"},
-      {"label-smoothing", "0", "label smoothing epsilon"},
-      {"seed", "0", "random seed"},
-      {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
-      {"src-tokens", "", "space or char (default: char for date, else space)"},
-      {"tgt-tokens", "", "space or char (default: char for date, else space)"},
-      {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
-      {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
-      {"out", "", "where to write the checkpoint (.safetensors)"},
-      {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
-      {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
-      {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}};
-  const char* usage =
-      "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
-      "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]";
-  Args a("train", usage, flags);
+  Args a("train",
+         "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
+         "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
+         {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
+          {"train", "", "train on a TSV file of source<TAB>target lines"},
+          {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
+          {"n", "5000", "pairs to generate for --task"},
+          {"min-len", "", "shortest generated source (task default)"},
+          {"max-len", "", "longest generated source (task default)"},
+          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
+          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
+          {"layers", "2", "encoder (and Transformer decoder) layers"},
+          {"hidden", "128", "hidden size of recurrent models"},
+          {"dim", "64", "embedding size; the Transformer's model width"},
+          {"heads", "4", "attention heads (Transformer)"},
+          {"ffn", "256", "feed-forward width (Transformer)"},
+          {"dropout", "0.1", "dropout probability"},
+          {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
+          {"epochs", "10", "passes over the training data"},
+          {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
+          {"batch", "64", "sentence pairs per step"},
+          {"lr", "0.001", "Adam learning rate"},
+          {"label-smoothing", "0", "label smoothing epsilon"},
+          {"seed", "0", "random seed"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
+          {"src-tokens", "", "space or char (default: char for date, else space)"},
+          {"tgt-tokens", "", "space or char (default: char for date, else space)"},
+          {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
+          {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
+          {"out", "", "where to write the checkpoint (.safetensors)"},
+          {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
+          {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
+          {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}});
+  const Args unparsed = a;
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.positional().empty(), "seqgrad train: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
@@ -219,14 +219,14 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   const std::string resume_from = a.text("resume");
   if (resuming) {
     progress = read_progress(resume_from);
-    const std::vector<std::string> effective = resume_words(flags, a, progress);
-    a = Args("train", usage, flags);
+    const std::vector<std::string> effective = resume_words(a, progress);
+    a = unparsed;
     a.parse(effective);
   }
   check(a.given("task") != a.given("train"), "seqgrad train: give exactly one of --task NAME or --train FILE");
   check(a.given("out"), "seqgrad train: --out MODEL.safetensors is required");
   progress.flags.clear();
-  for (const FlagSpec& f : flags)
+  for (const FlagSpec& f : a.flags())
     if (a.given(f.name)) progress.flags[f.name] = a.text(f.name);
 
   // ---- configuration ----
