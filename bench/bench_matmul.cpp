@@ -4,6 +4,7 @@
 //   build/bench_matmul                         every case (about a minute)
 //   build/bench_matmul --n 1024 --threads 2    one square case (without --threads: 1 and 2)
 //   build/bench_matmul --m 64 --k 128 --n 512 --threads 1
+//   build/bench_matmul --tiny                   the tiny products of attention (a few seconds)
 //
 // It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
 // Output, one line per measurement:
@@ -251,6 +252,46 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
   return results;
 }
 
+// Products below gemm's tiny threshold, as the two standard training workloads make them
+// (bench_train.cpp), with their transposes: one Transformer attention head (T = S = 20, 32 wide)
+// forward and backward, and one decoder step of the LSTM's attention over 20 source states.
+// One thread; OpenBLAS beside it when present. Prints
+//   tiny m=20 k=32 n=20 ta=0 tb=1 matmul_gflops=.. openblas_gflops=..
+void run_tiny(const OpenBlas& blas, int samples) {
+  struct Tiny {
+    int64_t M, K, N;
+    bool ta, tb;
+  };
+  const Tiny cases[] = {{20, 32, 20, false, true},   // scores Q K^T
+                        {20, 20, 32, false, false},  // context P V, and dS K
+                        {20, 20, 32, true, false},   // P^T dO, and dS^T Q
+                        {1, 128, 20, false, true},   // q K^T for one decoder step
+                        {1, 20, 128, false, false},  // p V for one decoder step
+                        {20, 1, 128, true, false}};  // p^T dc: an outer product
+  set_num_threads(1);
+  if (blas) blas.set_threads(1);
+  for (const Tiny& t : cases) {
+    const std::vector<real> A = random_values(t.M * t.K, 1), B = random_values(t.K * t.N, 2);
+    std::vector<real> C(static_cast<size_t>(t.M * t.N));
+    const int m = static_cast<int>(t.M), n = static_cast<int>(t.N), k = static_cast<int>(t.K);
+    const double flops = 2.0 * t.M * t.N * t.K;
+    Sampler ours{[&] { gemm(t.M, t.N, t.K, A.data(), t.ta, B.data(), t.tb, C.data()); }, flops, {}};
+    Sampler theirs{[&] {
+                     blas.gemm(101, t.ta ? 112 : 111, t.tb ? 112 : 111, m, n, k, 1, A.data(), t.ta ? m : k,
+                               B.data(), t.tb ? k : n, 0, C.data(), n);
+                   },
+                   flops, {}};
+    for (int i = 0; i < samples; ++i) {
+      ours.take_samples(1);
+      if (blas) theirs.take_samples(1);
+    }
+    std::printf("tiny m=%lld k=%lld n=%lld ta=%d tb=%d matmul_gflops=%.1f", static_cast<long long>(t.M),
+                static_cast<long long>(t.K), static_cast<long long>(t.N), t.ta, t.tb, ours.gflops());
+    if (blas) std::printf(" openblas_gflops=%.1f", theirs.gflops());
+    std::printf("\n");
+  }
+}
+
 void run_naive(int64_t n) {
   const std::vector<real> A = random_values(n * n, 1), B = random_values(n * n, 2);
   std::vector<real> C(static_cast<size_t>(n * n));
@@ -266,7 +307,7 @@ void run_naive(int64_t n) {
 // Command line
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S])\n",
+  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S] [--tiny])\n",
                message.c_str());
   std::exit(2);
 }
@@ -285,7 +326,8 @@ int64_t parse_int(const std::string& flag, const char* value, int64_t lo, int64_
 
 int main(int argc, char** argv) {
   int64_t n = 0, m = 0, k = 0, threads = 0, samples = 11;
-  for (int i = 1; i < argc; i += 2) {  // every flag takes a value
+  bool tiny = false;
+  for (int i = 1; i < argc; i += 2) {  // every flag but --tiny takes a value
     const std::string flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     if (flag == "--n") n = parse_int(flag, value, 1, 16384);
@@ -293,6 +335,7 @@ int main(int argc, char** argv) {
     else if (flag == "--k") k = parse_int(flag, value, 1, 16384);
     else if (flag == "--threads") threads = parse_int(flag, value, 1, 256);
     else if (flag == "--samples") samples = parse_int(flag, value, 1, 1000);
+    else if (flag == "--tiny") tiny = true, --i;  // takes no value
     else usage_error("unknown flag '" + flag + "'");
   }
   if ((m || k) && !n) usage_error("--m and --k need --n");
@@ -304,6 +347,10 @@ int main(int argc, char** argv) {
   std::printf("# %s, %u hardware threads, clock %.2f GHz measured (%.2f nominal), %d FLOP/cycle/core\n",
               kRealName, cores, ghz_start, nominal, fpc);
   std::printf("# openblas: %s\n", blas ? "loaded" : "not found (install libopenblas-dev to compare)");
+  if (tiny) {
+    run_tiny(blas, static_cast<int>(samples));
+    return 0;
+  }
 
   struct Shape3 {
     int64_t M, K, N;

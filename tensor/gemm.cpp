@@ -114,6 +114,29 @@ inline void transpose8x8(vec v[8]) {
 }
 #endif
 
+// p[0 : n) = 0, for the few reals that pad a packed row. (std::fill here compiles to a string
+// instruction whose start-up costs more than writing a row of a panel.)
+inline void zero_fill(real* p, int64_t n) {
+  for (; n >= VL; n -= VL, p += VL) *as_vec(p) = vec{};
+  static constexpr real zeros[VL] = {};
+  for (int64_t w = VL / 2; w > 0; w /= 2)  // the rest, n < VL: pieces of VL / 2, VL / 4, ..., 1
+    if (n & w) {
+      std::memcpy(p, zeros, w * sizeof(real));
+      p += w;
+    }
+}
+
+// dst[0 : n) = src[0 : n): whole vectors, then pieces of VL / 2, ..., 1 (for the same reason).
+inline void copy_short(real* dst, const real* src, int64_t n) {
+  for (; n >= VL; n -= VL, dst += VL, src += VL) *as_vec(dst) = *as_vec(src);
+  for (int64_t w = VL / 2; w > 0; w /= 2)
+    if (n & w) {
+      std::memcpy(dst, src, w * sizeof(real));
+      dst += w;
+      src += w;
+    }
+}
+
 // out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
 // Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
 // [docs:pack_block]
@@ -131,7 +154,7 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
           std::memcpy(o, src + r * rs, cols * sizeof(real));
         copied = cols;
       }
-      std::fill(o + copied, o + C, real(0));
+      zero_fill(o + copied, C - copied);
     }
     return;
   }
@@ -152,15 +175,13 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
       for (int64_t l = 0; l < VL; ++l) *as_vec(out + (r + l) * C + c) = v[l];
     }
 #endif
-    for (; c < C; ++c) {
-      vec v = vec{};
-      if (c < cols) {
-        __builtin_prefetch(src + c * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
-        v = *as_vec(src + c * cs + r);
-      }
+    for (; c < cols; ++c) {
+      __builtin_prefetch(src + c * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+      const vec v = *as_vec(src + c * cs + r);
 #pragma GCC unroll 16
       for (int64_t l = 0; l < VL; ++l) out[(r + l) * C + c] = v[l];
     }
+    for (int64_t l = 0; l < VL; ++l) zero_fill(out + (r + l) * C + cols, C - cols);
   }
   if (R - r == MR && rows - r == MR && cols == C) {  // a full A sliver: a fixed count, no edges
     for (int64_t c = 0; c < C; ++c) {
@@ -339,44 +360,145 @@ int64_t block_size(int64_t total, int64_t most, int64_t multiple) {
 // Tiny products
 
 // Below this many multiply-adds (about a microsecond of work) packing and blocking cost more
-// than they save. An attention step of a decoder is B such products, (1, H) @ (H, S): they go
-// straight through the loops below, which the compiler vectorises.
+// than they save. An attention head's products, (20, 32) @ (32, 20) and the like, and a
+// decoder's step over its source, (1, H) @ (H, S), go through the small kernel below instead.
 constexpr int64_t kTinyMacs = 1 << 14;
 
-// C = op(A) op(B), row by row, with no packing.
-//   op(B) not transposed: row i of C is a sum over k of a(i, k) times row k of B, a contiguous
-//   update ("axpy") per k.
-//   op(B) transposed: C[i][j] is the dot product of a row of op(A) and row j of B, both
-//   contiguous when A is not transposed: VL running sums, added up in a fixed order at the end.
-void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, real* C) {
-  for (int64_t i = 0; i < M; ++i) {
-    real* c = C + i * N;
-    if (!trans_b) {
-      std::fill(c, c + N, real(0));
-      for (int64_t k = 0; k < K; ++k) {
-        const real aik = *a.at(i, k);
-        const real* bk = B + k * N;
-        for (int64_t j = 0; j < N; ++j) c[j] += aik * bk[j];
-      }
-    } else if (a.cs == 1) {
-      const real* ai = a.at(i, 0);
-      for (int64_t j = 0; j < N; ++j) {
-        const real* bj = B + j * K;
-        vec acc = vec{};
-        int64_t k = 0;
-        for (; k + VL <= K; k += VL) acc += *as_vec(ai + k) * *as_vec(bj + k);
-        real sum = 0;
-        for (int64_t l = 0; l < VL; ++l) sum += acc[l];
-        for (; k < K; ++k) sum += ai[k] * bj[k];
-        c[j] = sum;
-      }
-    } else {
-      for (int64_t j = 0; j < N; ++j) {
-        real sum = 0;
-        for (int64_t k = 0; k < K; ++k) sum += *a.at(i, k) * B[j * K + k];
-        c[j] = sum;
+thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_tiny
+
+// C[i0 : i0 + R, 0 : n) = op(A)[i0 : i0 + R, :] @ b, where b is K rows ldb apart whose first
+// V * VL columns may be read (zero past n if n < V * VL). The R x V vectors of C stay in
+// registers for the whole sum over k, like the micro-kernel's tile, but op(A) is read where it
+// is (one element at a time, broadcast) instead of from a packed sliver.
+// With few rows there are too few sums to keep the FMA units busy (each FMA waits for the one
+// before it in its sum), so the sum over k is split into S interleaved partial sums, k = s mod S,
+// added together in order at the end.
+template <int R, int V, int S>
+void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, real* c,
+               int64_t ldc, int64_t n) {
+  // (Every loop over s, r or v is unrolled, so that the compiler keeps acc in registers.)
+  vec acc[S][R][V];
+  const real* a_row[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) a_row[r] = a.at(i0 + r, 0);
+#pragma GCC unroll 4
+  for (int s = 0; s < S; ++s)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[s][r][v] = vec{};
+  const int64_t k_main = K - K % S;  // k < k_main in steps of S; the rest into acc[0]
+  for (int64_t k = 0; k < K; k += S) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s) {
+      if (k >= k_main && s > 0) break;
+      const real* bk = b + (k + s) * ldb;  // row k + s of b
+      vec bv[V];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) bv[v] = *as_vec(bk + v * VL);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const real x = a_row[r][(k + s) * a.cs];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[s][r][v] += x * bv[v];
       }
     }
+    if (k >= k_main) k -= S - 1;  // past the main part: one k at a time
+  }
+#pragma GCC unroll 4
+  for (int s = 1; s < S; ++s)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[0][r][v] += acc[s][r][v];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    real* cr = c + r * ldc;
+    if (n == V * VL) {
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) *as_vec(cr + v * VL) = acc[0][r][v];
+    } else {
+      alignas(64) real row[V * VL];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) *as_vec(row + v * VL) = acc[0][r][v];
+      copy_short(cr, row, n);
+    }
+  }
+}
+
+// Rows [i0, i0 + R) of C, columns [0, n): tiles of V vectors, then single vectors for the rest.
+template <int R, int V, int S>
+void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, int64_t n,
+               real* c, int64_t ldc) {
+  int64_t j = 0;
+  for (; j + V * VL <= n; j += V * VL) tiny_tile<R, V, S>(K, a, i0, b + j, ldb, c + j, ldc, V * VL);
+  for (; j < n; j += VL) tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, c + j, ldc, std::min(VL, n - j));
+}
+
+// C[:, 0 : n) = op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
+// three rows two at a time (4 vectors wide) and one at a time (2 vectors wide, 4 partial sums).
+void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, int64_t n,
+                  real* c, int64_t ldc) {
+  int64_t i = 0;
+  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+  if (i + 2 <= M) {
+    tiny_rows<2, 4, 1>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+    i += 2;
+  }
+  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+}
+
+// C = A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
+// contiguous rows, row i of A and row j of B, so nothing needs copying. Four dot products at a
+// time, each in VL lanes that are added up in lane order at the end, then the last K % VL terms.
+void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, real* C) {
+  constexpr int64_t J = 4;
+  for (int64_t i = 0; i < M; ++i) {
+    const real* ai = A + i * K;
+    for (int64_t j0 = 0; j0 < N; j0 += J) {
+      const int64_t nj = std::min(J, N - j0);
+      vec acc[J] = {};
+      int64_t k = 0;
+      for (; k + VL <= K; k += VL) {
+        const vec av = *as_vec(ai + k);
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < J; ++j)
+          if (j < nj) acc[j] += av * *as_vec(B + (j0 + j) * K + k);
+      }
+#pragma GCC unroll 4
+      for (int64_t j = 0; j < J; ++j) {  // (J, not nj: a fixed count keeps acc in registers)
+        if (j >= nj) break;
+        real sum = 0;
+        for (int64_t l = 0; l < VL; ++l) sum += acc[j][l];
+        for (int64_t kk = k; kk < K; ++kk) sum += ai[kk] * B[(j0 + j) * K + kk];
+        C[i * N + j0 + j] = sum;
+      }
+    }
+  }
+}
+
+// C = op(A) op(B) for small products. The kernel reads whole vectors of rows of op(B), so
+//   op(B) not transposed: its first N - N % VL columns are read in place; the last N % VL are
+//   copied, zero-padded to one vector, into a scratch buffer (K x VL).
+//   op(B) transposed: it is copied into the scratch buffer the right way round, each row
+//   zero-padded to a whole number of vectors (K x round_up(N, VL)); at most K x N + K x VL
+//   reals, and one pass over B against M passes of arithmetic.
+// Each element of C is one in-order chain of FMAs over k, whatever the shape: deterministic.
+void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, real* C) {
+  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, C);
+  if (trans_b) {
+    const int64_t ldb = round_up(N, VL);
+    real* bt = tls_tiny_b.get(K * ldb);
+    pack_block(K, N, K, ldb, B, 1, K, bt);  // op(B)(k, j) = B[j * K + k]
+    tiny_columns(M, K, a, bt, ldb, N, C, N);
+    return;
+  }
+  const int64_t full = N - N % VL;
+  if (full > 0) tiny_columns(M, K, a, B, N, full, C, N);
+  if (full < N) {
+    real* tail = tls_tiny_b.get(K * VL);
+    pack_block(K, N - full, K, VL, B + full, N, 1, tail);
+    tiny_columns(M, K, a, tail, VL, N - full, C + full, N);
   }
 }
 
