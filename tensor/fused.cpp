@@ -38,11 +38,9 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
   parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const real* xr = px + n * C;
-      double s = 0;  // two passes in double: the mean, then the squared deviations from it
-      for (int64_t c = 0; c < C; ++c) s += xr[c];
-      const double mu = s / C;
-      double ss = 0;
-      for (int64_t c = 0; c < C; ++c) ss += (xr[c] - mu) * (xr[c] - mu);
+      // Two passes in double: the mean, then the squared deviations from it.
+      const double mu = lane_sum(C, [xr](int64_t c) { return static_cast<double>(xr[c]); }) / C;
+      const double ss = lane_sum(C, [xr, mu](int64_t c) { return (xr[c] - mu) * (xr[c] - mu); });
       const real rstd = static_cast<real>(1 / std::sqrt(ss / C + eps));
       const real m = static_cast<real>(mu);
       pr[n] = rstd;
@@ -66,12 +64,10 @@ LayerNormBackward layer_norm_backward(const Tensor& dy, const Tensor& x_hat, con
   parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const real *dr = pd + n * C, *hr = ph + n * C;
-      double sg = 0, sgh = 0;  // sum of g and of g x_hat over the row
-      for (int64_t c = 0; c < C; ++c) {
-        const real g = pw ? dr[c] * pw[c] : dr[c];
-        sg += g;
-        sgh += static_cast<double>(g) * hr[c];
-      }
+      // The sums of g and of g x_hat over the row, in double.
+      auto g_at = [dr, pw](int64_t c) { return pw ? dr[c] * pw[c] : dr[c]; };
+      const double sg = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)); });
+      const double sgh = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)) * hr[c]; });
       const real mg = static_cast<real>(sg / C), mgh = static_cast<real>(sgh / C);
       real* xr = px + n * C;
       for (int64_t c = 0; c < C; ++c) {

@@ -21,20 +21,9 @@ Shape reduced_shape(const Shape& shape, int axis, bool keepdim) {
   return out;
 }
 
-// The sum of n contiguous values, in double. One running sum would make every add wait for
-// the one before it (4 cycles each); 16 independent ones, lane j taking k = j, j + 16, ..., keep
-// the vector adders busy, and are combined pairwise at the end. The order of the additions
-// depends on n alone, never on the thread count.
+// The sum of n contiguous values, in double, in lane_sum's fixed order (reduce.h).
 double sum_contiguous(const real* x, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  double acc[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) acc[j] += x[k + j];
-  for (int64_t j = 0; k < n; ++k, ++j) acc[j] += x[k];
-  for (int64_t width = kLanes / 2; width > 0; width /= 2)
-    for (int64_t j = 0; j < width; ++j) acc[j] += acc[j + width];
-  return acc[0];
+  return lane_sum(n, [x](int64_t k) { return static_cast<double>(x[k]); });
 }
 
 // out[o, i] = sum_k x[o, k, i], accumulated in double.

@@ -7,8 +7,10 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
 #include "tensor/thread_pool.h"
+#include "tensor/vmath.h"
 
 namespace seqgrad {
 namespace {
@@ -48,10 +50,17 @@ Tensor softmax(const Tensor& x, int64_t axis) {
       return;
     }
     double total = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      const real e = std::exp(px[off + k * st] - m);
-      py[off + k * st] = e;
-      total += e;
+    if (st == 1) {  // a contiguous row: exp on vectors (vmath.h), the sum in lanes (reduce.h)
+      real* yr = py + off;
+      for (int64_t k = 0; k < n; ++k) yr[k] = px[off + k] - m;
+      vmath::exp(yr, yr, n);
+      total = lane_sum(n, [yr](int64_t k) { return static_cast<double>(yr[k]); });
+    } else {
+      for (int64_t k = 0; k < n; ++k) {
+        const real e = std::exp(px[off + k * st] - m);
+        py[off + k * st] = e;
+        total += e;
+      }
     }
     const real inv = static_cast<real>(1.0 / total);
     for (int64_t k = 0; k < n; ++k) py[off + k * st] *= inv;
@@ -68,8 +77,8 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis) {
   const real *py = y.data(), *pg = dy.data();
   real* pd = dx.data();
   for_each_row(y.shape(), a, [&](int64_t off, int64_t n, int64_t st) {
-    double dot = 0;
-    for (int64_t k = 0; k < n; ++k) dot += pg[off + k * st] * py[off + k * st];
+    const double dot =
+        lane_sum(n, [&](int64_t k) { return static_cast<double>(pg[off + k * st]) * py[off + k * st]; });
     for (int64_t k = 0; k < n; ++k)
       pd[off + k * st] = py[off + k * st] * (pg[off + k * st] - static_cast<real>(dot));
   });
