@@ -131,18 +131,18 @@ void Adam::step() {
     const real* grad = params_[i].grad().data();
     real* m = slot(exp_avg_, i).data();
     real* v = slot(exp_avg_sq_, i).data();
-    // Each element on its own: large tensors are shared between threads.
-    parallel_for(0, params_[i].numel(), kElementwiseGrain, [&](int64_t k0, int64_t k1) {
+    // Each element on its own: large tensors are shared between threads. The settings are
+    // copied to locals so that the compiler knows the stores to p, m and v cannot change them,
+    // and can then run the loop on vectors.
+    const real lr = lr_, wd = opt_.weight_decay, beta1 = opt_.beta1, beta2 = opt_.beta2, eps = opt_.eps;
+    const real p_decay = decoupled_ ? lr * wd : 0, g_decay = decoupled_ ? 0 : wd;
+    parallel_for(0, params_[i].numel(), kElementwiseGrain, [=](int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k) {
-        real g = grad[k];
-        if (decoupled_) {
-          p[k] -= lr_ * opt_.weight_decay * p[k];
-        } else {
-          g += opt_.weight_decay * p[k];
-        }
-        m[k] = opt_.beta1 * m[k] + (1 - opt_.beta1) * g;
-        v[k] = opt_.beta2 * v[k] + (1 - opt_.beta2) * g * g;
-        p[k] -= lr_ * (m[k] / bias1) / (std::sqrt(v[k] / bias2) + opt_.eps);
+        const real g = grad[k] + g_decay * p[k];  // Adam: weight decay joins the gradient
+        const real pk = p[k] - p_decay * p[k];    // AdamW: it shrinks the weight directly
+        m[k] = beta1 * m[k] + (1 - beta1) * g;
+        v[k] = beta2 * v[k] + (1 - beta2) * g * g;
+        p[k] = pk - lr * (m[k] / bias1) / (std::sqrt(v[k] / bias2) + eps);
       }
     });
   }
