@@ -1,0 +1,67 @@
+#!/bin/sh
+# bench/compare_train.sh - seqgrad against PyTorch on the two standard training workloads.
+#
+# Runs, ROUNDS times (default 3), for each workload and for 1 and 2 threads, PyTorch's side
+# (bench/bench_train_torch.py) and then seqgrad's (build/bench_train), alternating so that a
+# change in the machine's load hits both sides alike. Prints every raw line, then a table of
+# the medians over the rounds with the ratios the performance chapter reports:
+#   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up.
+#
+#   make bench && sh bench/compare_train.sh [ROUNDS]
+#
+# PyTorch is needed only here (Debian: apt-get install python3-torch); seqgrad never uses it.
+set -eu
+ROUNDS=${1:-3}
+PY=${PYTHON:-/usr/bin/python3}
+OURS=build/bench_train
+[ -x "$OURS" ] || { echo "compare_train: $OURS not built; run 'make bench' first" >&2; exit 2; }
+"$PY" -c "import torch" 2>/dev/null || {
+    echo "compare_train: PyTorch is not importable by $PY (apt-get install python3-torch)" >&2
+    exit 2
+}
+
+RAW=$(mktemp)
+trap 'rm -f "$RAW"' EXIT
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$ROUNDS"); do
+    for w in lstm_attn transformer; do
+        for t in 1 2; do
+            line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads "$t" 2>/dev/null)
+            echo "round=$r side=torch $line" | tee -a "$RAW"
+            line=$("$OURS" --workload "$w" --threads "$t" 2>/dev/null)
+            echo "round=$r side=seqgrad $line" | tee -a "$RAW"
+        done
+    done
+done
+echo "# done $(date -u '+%H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Median per (side, workload, threads); then the table.
+awk '
+function field(name,   i, kv) {
+    for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
+    return ""
+}
+function median(key,   n, i, j, a, tmp) {
+    n = split(vals[key], a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+        if (a[j] + 0 < a[i] + 0) { tmp = a[i]; a[i] = a[j]; a[j] = tmp }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+    key = field("side") " " field("workload") " " field("threads")
+    vals[key] = vals[key] " " field("ms_per_step")
+    rss[key] = field("peak_rss_mb")
+}
+END {
+    printf "\n| workload | threads | PyTorch ms/step | seqgrad ms/step | seqgrad / PyTorch |"
+    printf " seqgrad 1t / 2t | PyTorch peak RSS MB | seqgrad peak RSS MB |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    split("lstm_attn transformer", ws, " ")
+    for (wi = 1; wi <= 2; wi++) for (t = 1; t <= 2; t++) {
+        w = ws[wi]
+        pt = median("torch " w " " t); sg = median("seqgrad " w " " t)
+        up = (t == 2) ? sprintf("%.2fx", median("seqgrad " w " 1") / sg) : ""
+        printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s |\n", w, t, pt, sg, sg / pt, up,
+               rss["torch " w " " t], rss["seqgrad " w " " t]
+    }
+}' "$RAW"
