@@ -542,26 +542,34 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    by something else on the machine simply takes fewer of them. The S slivers are shared
   //    out evenly: row block r is slivers [r S / R, (r + 1) S / R), so no block is more than one
   //    sliver bigger than another, and R is a multiple of T, so each thread gets as many.
+  //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into 2T
+  //    column blocks only, and each task packs its own B panels (step 3), so that a panel is
+  //    packed by the core that then reads it, and is already in that core's cache.
   const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
   const int64_t slivers = ceil_div(M, MR);
+  const bool tasks_pack_b = threads > 1 && M <= MC && n_panels >= 2 * threads;
   int64_t row_tasks = ceil_div(M, MC);  // the fewest blocks of at most MC rows
-  if (row_tasks < want_tasks) row_tasks = std::min(want_tasks, std::max<int64_t>(1, slivers / 4));
-  row_tasks = std::min(slivers, round_up(row_tasks, threads));
+  if (!tasks_pack_b) {
+    if (row_tasks < want_tasks) row_tasks = std::min(want_tasks, std::max<int64_t>(1, slivers / 4));
+    row_tasks = std::min(slivers, round_up(row_tasks, threads));
+  }
   const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
   auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
-  const int64_t col_tasks = std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
+  const int64_t col_tasks =
+      tasks_pack_b ? 2 * threads : std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
   const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
 
-  // 2. Pack op(B), every panel of every K block, all threads together. When B is read in place
-  //    only the ragged last panel is packed (reading it in place would run past the end of B).
+  // 2. Pack op(B), every panel of every K block, all threads together (unless the tasks pack
+  //    it). When B is read in place only the ragged last panel is packed (reading it in place
+  //    would run past the end of B).
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
   //    several tasks would pack the same A block: then A is packed here too, once, and shared.
   //    Like the tasks below, the items to pack are taken one at a time from a shared counter.
   BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
-  const int64_t b_items = n_panels - first_packed;
-  if (b_items > 0) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;
   const bool share_a = col_tasks > 1;
   const int64_t padded_m = round_up(M, MR);
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
@@ -587,8 +595,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     pack(0, 1);
 
   // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
-  //    left; for each K block a task packs its A block (unless A is shared) and runs the
-  //    macro-kernel over its panels.
+  //    left; a task packs its B panels if step 2 did not, then for each K block it packs its A
+  //    block (unless A is shared) and runs the macro-kernel over its panels.
   // [docs:tasks]
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
@@ -597,6 +605,12 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
+      if (tasks_pack_b)  // its own panels: no other task reads or writes them
+        for (int64_t q = std::max(q0, first_packed); q < q1; ++q)
+          for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+            const int64_t kc = std::min(kc_max, K - k0);
+            pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+          }
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
         const real* a_pack = a_own;  // the A block (mc, kc), in L2
