@@ -3,7 +3,7 @@
 #   make              the library (build/libseqgrad.a), every example (build/examples/NN_name)
 #                     and the command-line tool (build/seqgrad)
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
-#   make sanitize     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make sanitize     the float32 suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan         the thread pool, parallel kernels and training runs under ThreadSanitizer
 #   make fuzz         libFuzzer on the safetensors reader, the TSV reader and the command line
 #                     (clang; FUZZ_SECONDS=20 each)
@@ -75,7 +75,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests sanitize tsan fuzz fuzzers fuzz-ops soak bench demo check-docs clean
+.PHONY: all lib examples test run-tests run-tests32 sanitize tsan fuzz fuzzers fuzz-ops soak bench demo check-docs clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -127,15 +127,21 @@ $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
 
-# The same suite, instrumented; its own build folder so the optimised build is untouched. Line
-# tables (-g1) are all a sanitizer's report needs, and build much faster than full -g.
+# The float32 suite, instrumented; its own build folder so the optimised build is untouched. Line
+# tables (-g1) are all a sanitizer's report needs, and build much faster than full -g. The
+# float64 gradchecks compile the same sources with another `real`; building a second
+# instrumented library for them would add a third to the time, so they run in `make test` only
+# (`make sanitize RUN_TESTS=run-tests` includes them).
+RUN_TESTS ?= run-tests32
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT_FLAGS="-O1 -g1" \
-	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
+	  EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" $(RUN_TESTS)
 
 # The test binaries only (no examples): what the instrumented builds need.
 run-tests: $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_BIN) $(TEST64_BIN)
+run-tests32: $(TEST_BIN)
+	@sh tests/run_tests.sh $(TEST_BIN)
 
 # The thread pool, the parallel kernels and short training runs under ThreadSanitizer. Only the
 # test files that hold these cases are built into build/tsan/test_tsan, to keep the build short.
