@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <map>
+#include <sstream>
 
 #include "tensor/check.h"
 
@@ -78,6 +80,58 @@ double bleu(const std::vector<Tokens>& h, const std::vector<Tokens>& r, int max_
   }
   const double brevity = hyp_len < ref_len ? std::exp(1 - static_cast<double>(ref_len) / static_cast<double>(hyp_len)) : 1;
   return 100 * brevity * std::exp(log_precision);
+}
+
+// ================================================================================================
+// Exact match by source length
+
+LengthBuckets::LengthBuckets(int64_t min_len, int64_t width) : min_len_(min_len), width_(width) {
+  check(width > 0, "LengthBuckets: expected a positive bucket width, got ", width);
+}
+
+void LengthBuckets::add(int64_t source_length, bool correct) {
+  check(source_length >= min_len_, "LengthBuckets: expected a source length of at least ", min_len_, ", got ",
+        source_length);
+  const int64_t bucket = min_len_ + (source_length - min_len_) / width_ * width_;
+  hits_[bucket].first += correct;
+  hits_[bucket].second += 1;
+}
+
+std::map<int64_t, double> LengthBuckets::accuracy() const {
+  std::map<int64_t, double> out;
+  for (const auto& [bucket, h] : hits_) out[bucket] = static_cast<double>(h.first) / static_cast<double>(h.second);
+  return out;
+}
+
+std::string bucket_table(const BucketResults& results, const std::vector<std::string>& columns, int64_t width,
+                         int64_t max_len, int column_width) {
+  check(!columns.empty(), "bucket_table: expected at least one column");
+  for (const std::string& c : columns)
+    check(results.count(c) == 1, "bucket_table: expected results for column '", c, "'");
+  std::ostringstream out;
+  out << "length ";
+  for (const std::string& c : columns) out << std::setw(column_width) << c;
+  out << "\n";
+  for (const auto& [bucket, first] : results.at(columns[0])) {
+    out << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + width - 1, max_len) << "  ";
+    for (const std::string& c : columns) {
+      const auto& acc = results.at(c);
+      const auto it = acc.find(bucket);
+      out << std::setw(column_width) << std::fixed << std::setprecision(3) << (it == acc.end() ? 0.0 : it->second);
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::pair<std::vector<double>, std::vector<double>> bucket_curve(const std::map<int64_t, double>& accuracy,
+                                                                 int64_t width) {
+  std::pair<std::vector<double>, std::vector<double>> xy;
+  for (const auto& [bucket, acc] : accuracy) {
+    xy.first.push_back(static_cast<double>(bucket) + static_cast<double>(width - 1) / 2);
+    xy.second.push_back(acc);
+  }
+  return xy;
 }
 
 }  // namespace seqgrad::data

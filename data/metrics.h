@@ -8,9 +8,16 @@
 //                    precisions, times the brevity penalty exp(1 - r/c) when the hypotheses
 //                    are shorter in total (c) than the references (r). No smoothing: a corpus
 //                    with no matching 4-gram scores 0, as in the original definition.
+// and, for the toy tasks of examples 04 to 06, exact match by source length:
+//   LengthBuckets    counts right and wrong outputs per bucket of source lengths
+//   bucket_table     the table those examples print, one row per bucket, one column per model
+//   bucket_curve     the same figures as the x and y of a plot line
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace seqgrad::data {
@@ -21,5 +28,32 @@ int64_t edit_distance(const Tokens& a, const Tokens& b);
 double exact_match(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
 double token_error_rate(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
 double bleu(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references, int max_n = 4);
+
+// Exact match per bucket of `width` source lengths: bucket b holds the sources of length
+// b .. b + width - 1, with b = min_len, min_len + width, ... A fixed-size context vector
+// forgets more as the source grows, so this is where a model without attention shows it.
+class LengthBuckets {
+ public:
+  explicit LengthBuckets(int64_t min_len, int64_t width = 5);
+  void add(int64_t source_length, bool correct);
+  std::map<int64_t, double> accuracy() const;  // bucket start -> fraction correct
+  int64_t width() const { return width_; }
+
+ private:
+  int64_t min_len_, width_;
+  std::map<int64_t, std::pair<int64_t, int64_t>> hits_;  // bucket start -> (correct, total)
+};
+
+// A header "length" + the column names, then one row per bucket of the first column's results:
+//   length   seq2seq   reverse
+//    3- 7      0.990     1.000
+// Buckets end at max_len; each figure takes column_width characters, with 3 decimals.
+using BucketResults = std::map<std::string, std::map<int64_t, double>>;  // column -> accuracy()
+std::string bucket_table(const BucketResults& results, const std::vector<std::string>& columns, int64_t width,
+                         int64_t max_len, int column_width = 10);
+
+// The points of one model's line: x the middle of each bucket, y its exact match.
+std::pair<std::vector<double>, std::vector<double>> bucket_curve(const std::map<int64_t, double>& accuracy,
+                                                                 int64_t width);
 
 }  // namespace seqgrad::data

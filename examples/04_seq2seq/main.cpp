@@ -9,11 +9,11 @@
 //                             [--steps N] [--quick] [--out DIR]
 #include <cstring>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <map>
 
 #include "data/batch.h"
+#include "data/metrics.h"
 #include "data/tasks.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -98,7 +98,7 @@ std::map<int64_t, double> run(const Config& c, const std::string& trick, const d
 
   // Evaluation: greedy decoding, exact match of the whole sequence, per bucket of 5 lengths.
   model.eval();
-  std::map<int64_t, std::pair<int64_t, int64_t>> hits;  // bucket start -> (correct, total)
+  data::LengthBuckets buckets(c.min_len);  // exact match per bucket of 5 source lengths
   for (size_t start = 0; start < test.size(); start += 100) {
     std::vector<size_t> idx;
     for (size_t i = start; i < std::min(test.size(), start + 100); ++i) idx.push_back(i);
@@ -109,16 +109,10 @@ std::map<int64_t, double> run(const Config& c, const std::string& trick, const d
       src_lengths.push_back(static_cast<int64_t>(src.back().size()));
     }
     const auto out = model.greedy_decode(data::pad_sequences(src), src_lengths, c.max_len + 2);
-    for (size_t k = 0; k < idx.size(); ++k) {
-      const int64_t len = static_cast<int64_t>(test.src[idx[k]].size());
-      const int64_t bucket = c.min_len + (len - c.min_len) / 5 * 5;
-      hits[bucket].first += out[k] == test.tgt[idx[k]];
-      hits[bucket].second += 1;
-    }
+    for (size_t k = 0; k < idx.size(); ++k)
+      buckets.add(static_cast<int64_t>(test.src[idx[k]].size()), out[k] == test.tgt[idx[k]]);
   }
-  std::map<int64_t, double> accuracy;
-  for (auto& [bucket, h] : hits) accuracy[bucket] = static_cast<double>(h.first) / static_cast<double>(h.second);
-  return accuracy;
+  return buckets.accuracy();
 }
 
 int main(int argc, char** argv) {
@@ -143,27 +137,16 @@ int main(int argc, char** argv) {
     // Train and evaluate each requested variant
     std::vector<std::string> tricks = c.trick == "all" ? std::vector<std::string>{"none", "reverse", "double"}
                                                        : std::vector<std::string>{c.trick};
-    std::map<std::string, std::map<int64_t, double>> results;
+    data::BucketResults results;
     for (const std::string& trick : tricks) results[trick] = run(c, trick, vocab, train, test);
 
     // ---------------------------------------------------------------------------------------------
     // Report: one row per length bucket, one column per variant
     std::cout << "\nexact match by source length (" << c.task << ", " << c.steps << " steps)\n";
-    std::cout << "length ";
-    for (const auto& t : tricks) std::cout << std::setw(10) << t;
-    std::cout << "\n";
+    std::cout << data::bucket_table(results, tricks, 5, c.max_len);
     viz::LinePlot plot("Seq2seq without attention: exact match vs. source length", "source length", "exact match");
-    for (const auto& [bucket, acc] : results[tricks[0]]) {
-      std::cout << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + 4, c.max_len) << "  ";
-      for (const auto& t : tricks) std::cout << std::setw(10) << std::fixed << std::setprecision(3) << results[t][bucket];
-      std::cout << "\n";
-    }
     for (const auto& t : tricks) {
-      std::vector<double> x, y;
-      for (const auto& [bucket, acc] : results[t]) {
-        x.push_back(static_cast<double>(bucket) + 2);
-        y.push_back(acc);
-      }
+      const auto [x, y] = data::bucket_curve(results[t], 5);
       plot.add_series(t == "none" ? "seq2seq" : "seq2seq, source " + std::string(t == "reverse" ? "reversed" : "twice"), x, y);
     }
     std::filesystem::create_directories(c.out_dir);

@@ -11,7 +11,6 @@
 //   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, bahdanau, local, hard
 #include <atomic>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include <thread>
 
 #include "data/batch.h"
+#include "data/metrics.h"
 #include "data/tasks.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/loss.h"
@@ -162,7 +162,7 @@ void train(Experiment& e, const Config& c, const data::EncodedPairs& data, std::
 
 // Exact match per bucket of 5 source lengths (3-7, 8-12, ...), as in example 04.
 std::map<int64_t, double> evaluate(Experiment& e, const Config& c, const data::EncodedPairs& test) {
-  std::map<int64_t, std::pair<int64_t, int64_t>> hits;
+  data::LengthBuckets buckets(c.min_len);
   for (size_t start = 0; start < test.size(); start += 100) {
     std::vector<std::vector<int64_t>> src;
     std::vector<int64_t> lengths;
@@ -171,15 +171,9 @@ std::map<int64_t, double> evaluate(Experiment& e, const Config& c, const data::E
       lengths.push_back(static_cast<int64_t>(test.src[i].size()));
     }
     const nn::AttentionDecoding out = e.decode(data::pad_sequences(src), lengths, c.max_len + 2);
-    for (size_t k = 0; k < src.size(); ++k) {
-      const int64_t bucket = c.min_len + (lengths[k] - c.min_len) / 5 * 5;
-      hits[bucket].first += out.ids[k] == test.tgt[start + k];
-      hits[bucket].second += 1;
-    }
+    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.ids[k] == test.tgt[start + k]);
   }
-  std::map<int64_t, double> accuracy;
-  for (auto& [bucket, h] : hits) accuracy[bucket] = static_cast<double>(h.first) / static_cast<double>(h.second);
-  return accuracy;
+  return buckets.accuracy();
 }
 
 int main(int argc, char** argv) {
@@ -203,7 +197,7 @@ int main(int argc, char** argv) {
     // core busy on their own, and no two threads touch the same model.
     std::vector<Experiment> experiments;
     for (const std::string& name : c.models) experiments.push_back(make_experiment(name, c, vocab.size()));
-    std::map<std::string, std::map<int64_t, double>> results;
+    data::BucketResults results;
     std::mutex print, store;
     std::atomic<size_t> next{0};
     auto worker = [&] {
@@ -222,22 +216,11 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------------------------------------
     // Report: the table, the plot
     std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, hidden " << c.hidden << ")\n";
-    std::cout << "length ";
-    for (const auto& m : c.models) std::cout << std::setw(10) << m;
-    std::cout << "\n";
-    for (const auto& [bucket, acc] : results[c.models[0]]) {
-      std::cout << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + 4, c.max_len) << "  ";
-      for (const auto& m : c.models) std::cout << std::setw(10) << std::fixed << std::setprecision(3) << results[m][bucket];
-      std::cout << "\n";
-    }
+    std::cout << data::bucket_table(results, c.models, 5, c.max_len);
     std::filesystem::create_directories(c.out_dir);
     viz::LinePlot plot("Exact match vs. source length: with and without attention", "source length", "exact match");
     for (const auto& m : c.models) {
-      std::vector<double> x, y;
-      for (const auto& [bucket, acc] : results[m]) {
-        x.push_back(static_cast<double>(bucket) + 2);
-        y.push_back(acc);
-      }
+      const auto [x, y] = data::bucket_curve(results[m], 5);
       plot.add_series(m == "none" ? "no attention" : m, x, y);
     }
     plot.save(c.out_dir + "/attention_accuracy.svg");

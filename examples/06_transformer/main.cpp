@@ -8,11 +8,11 @@
 // and 05: reverse letter sequences of length 3-30, exact match per bucket of 5 source lengths.
 //   build/examples/06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <map>
 
 #include "data/batch.h"
+#include "data/metrics.h"
 #include "data/tasks.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -92,7 +92,7 @@ void train(nn::Transformer& model, const Config& c, const data::EncodedPairs& da
 // Evaluation: exact match per bucket of 5 source lengths (3-7, 8-12, ...), as in 04 and 05
 
 std::map<int64_t, double> evaluate(nn::Transformer& model, const Config& c, const data::EncodedPairs& test, int64_t beam) {
-  std::map<int64_t, std::pair<int64_t, int64_t>> hits;  // bucket start -> (correct, total)
+  data::LengthBuckets buckets(c.min_len);
   const auto options = nn::DecodeOptions().with_max_len(c.max_len + 2).with_beam_size(beam);
   for (size_t start = 0; start < test.size(); start += 100) {
     std::vector<std::vector<int64_t>> src;
@@ -104,15 +104,9 @@ std::map<int64_t, double> evaluate(nn::Transformer& model, const Config& c, cons
     const Tensor batch = data::pad_sequences(src);
     const nn::DecodeResult out = beam == 1 ? nn::greedy_decode(model, batch, lengths, options)
                                            : nn::beam_search(model, batch, lengths, options);
-    for (size_t k = 0; k < src.size(); ++k) {
-      const int64_t bucket = c.min_len + (lengths[k] - c.min_len) / 5 * 5;
-      hits[bucket].first += out.tokens[k] == test.tgt[start + k];
-      hits[bucket].second += 1;
-    }
+    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.tokens[k] == test.tgt[start + k]);
   }
-  std::map<int64_t, double> accuracy;
-  for (auto& [bucket, h] : hits) accuracy[bucket] = static_cast<double>(h.first) / static_cast<double>(h.second);
-  return accuracy;
+  return buckets.accuracy();
 }
 
 int main(int argc, char** argv) {
@@ -147,7 +141,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------------------------------------
     // Training and evaluation: greedy, then beam search
     train(model, c, train_data);
-    std::map<std::string, std::map<int64_t, double>> results;
+    data::BucketResults results;
     const std::string greedy = "transformer", beam = "beam " + std::to_string(c.beam);
     results[greedy] = evaluate(model, c, test_data, 1);
     if (c.beam > 1) results[beam] = evaluate(model, c, test_data, c.beam);
@@ -157,22 +151,11 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------------------------------------
     // Report: the table and the plot, in the format of 04 and 05
     std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, d_model " << c.d_model << ")\n";
-    std::cout << "length ";
-    for (const auto& m : columns) std::cout << std::setw(12) << m;
-    std::cout << "\n";
-    for (const auto& [bucket, acc] : results[greedy]) {
-      std::cout << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + 4, c.max_len) << "  ";
-      for (const auto& m : columns) std::cout << std::setw(12) << std::fixed << std::setprecision(3) << results[m][bucket];
-      std::cout << "\n";
-    }
+    std::cout << data::bucket_table(results, columns, 5, c.max_len, 12);
     std::filesystem::create_directories(c.out_dir);
     viz::LinePlot plot("Transformer: exact match vs. source length", "source length", "exact match");
     for (const auto& m : columns) {
-      std::vector<double> x, y;
-      for (const auto& [bucket, acc] : results[m]) {
-        x.push_back(static_cast<double>(bucket) + 2);
-        y.push_back(acc);
-      }
+      const auto [x, y] = data::bucket_curve(results[m], 5);
       plot.add_series(m == greedy ? "transformer (greedy)" : "transformer (" + m + ")", x, y);
     }
     plot.save(c.out_dir + "/transformer_accuracy.svg");

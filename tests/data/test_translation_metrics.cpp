@@ -75,3 +75,34 @@ TEST_CASE("BLEU: perfect, hand-computed precisions, brevity penalty, edge cases"
   CHECK(bleu({{}}, {ref}) == 0);                  // empty hypothesis
   CHECK(bleu({}, {}) == 0);
 }
+
+TEST_CASE("exact match by source length: buckets, the table and the curve") {
+  LengthBuckets b(3);  // buckets of 5: 3-7, 8-12, ...
+  b.add(3, true);
+  b.add(7, false);
+  b.add(8, true);
+  b.add(12, true);
+  b.add(13, false);
+  const std::map<int64_t, double> acc = b.accuracy();
+  REQUIRE(acc.size() == 3);
+  CHECK(acc.at(3) == 0.5);
+  CHECK(acc.at(8) == 1.0);
+  CHECK(acc.at(13) == 0.0);
+
+  const BucketResults results{{"plain", acc}, {"other", {{3, 1.0}, {8, 0.25}}}};
+  CHECK(bucket_table(results, {"plain", "other"}, 5, 14) ==
+        "length      plain     other\n"
+        " 3- 7       0.500     1.000\n"
+        " 8-12       1.000     0.250\n"
+        "13-14       0.000     0.000\n");  // a bucket a column lacks counts as 0
+
+  const auto [x, y] = bucket_curve(acc, 5);
+  CHECK(x == std::vector<double>{5, 10, 15});  // the middle of each bucket
+  CHECK(y == std::vector<double>{0.5, 1.0, 0.0});
+
+  CHECK_THROWS_WITH(b.add(2, true), "LengthBuckets: expected a source length of at least 3, got 2");
+  CHECK_THROWS_WITH(LengthBuckets(3, 0), "LengthBuckets: expected a positive bucket width, got 0");
+  CHECK_THROWS_WITH(bucket_table(results, {}, 5, 14), "bucket_table: expected at least one column");
+  CHECK_THROWS_WITH(bucket_table(results, {"plain", "missing"}, 5, 14),
+                    "bucket_table: expected results for column 'missing'");
+}
