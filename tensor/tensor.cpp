@@ -10,7 +10,9 @@
 
 #include "tensor/allocator.h"
 #include "tensor/check.h"
+#include "tensor/elementwise.h"
 #include "tensor/random.h"
+#include "tensor/thread_pool.h"
 
 namespace seqgrad {
 
@@ -129,7 +131,9 @@ Tensor& Tensor::add_(const Tensor& other, real alpha) {
         other.shape());
   real* y = data();
   const real* x = other.data();
-  for (int64_t i = 0; i < numel_; ++i) y[i] += alpha * x[i];
+  parallel_for(0, numel_, kElementwiseGrain, [=](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) y[i] += alpha * x[i];
+  });
   return *this;
 }
 
