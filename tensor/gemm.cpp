@@ -55,7 +55,7 @@ namespace {
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
 // block, stored (first block) or added to C. The K blocking depends on K alone and each element
 // is computed by exactly one task, so the bits are the same whatever the thread count or which
-// thread runs which task.
+// thread runs which task. (Tiny products have their own fixed orders; see gemm_tiny.)
 
 constexpr int kVectorBytes = 32;  // 256-bit vectors; on narrower machines the compiler splits them
 typedef real vec __attribute__((vector_size(kVectorBytes)));
@@ -483,7 +483,9 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, re
 //   op(B) transposed: it is copied into the scratch buffer the right way round, each row
 //   zero-padded to a whole number of vectors (K x round_up(N, VL)); at most K x N + K x VL
 //   reals, and one pass over B against M passes of arithmetic.
-// Each element of C is one in-order chain of FMAs over k, whatever the shape: deterministic.
+// The order in which each element of C is summed depends on the shape alone (one chain over k;
+// S interleaved partial sums for a single row; VL lanes in tiny_dots), so it is the same on any
+// number of threads.
 void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, real* C) {
   if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, C);
   if (trans_b) {
