@@ -198,9 +198,32 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
 
 // A block: rows [i0, i0 + mc), columns [k0, k0 + kc) of op(A) -> ceil(mc / MR) slivers, one
 // after another.
-void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, real* out) {
-  for (int64_t ir = 0; ir < mc; ir += MR)
-    pack_block(std::min(MR, mc - ir), kc, MR, kc, a.at(i0 + ir, k0), a.rs, a.cs, out + ir * kc);
+// A transposed operand (a.rs == 1: each column of op(A) is contiguous, as in the weight
+// gradient dY^T X) goes 8 columns at a time through transpose8x8 whenever 8 rows can be read,
+// the sliver's 6 and 2 more that are still inside op(A)'s M rows: 8 vector loads and 6 vector
+// stores instead of 48 single floats each way.
+void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, [[maybe_unused]] int64_t M,
+            real* out) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    real* o = out + ir * kc;
+    const int64_t rows = std::min(MR, mc - ir);
+#ifndef SEQGRAD_DOUBLE
+    if (a.rs == 1 && rows == MR && i0 + ir + VL <= M) {
+      const real* src = a.at(i0 + ir, k0);  // column k of the sliver starts at src + k * a.cs
+      int64_t k = 0;
+      for (; k + VL <= kc; k += VL) {
+        vec v[VL];  // v[j] = rows 0..7 of column k + j
+        for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs);
+        transpose8x8(v);  // now v[l] = row l, columns k .. k + 7
+        for (int64_t l = 0; l < MR; ++l) *as_vec(o + l * kc + k) = v[l];
+      }
+      for (; k < kc; ++k)
+        for (int64_t l = 0; l < MR; ++l) o[l * kc + k] = src[k * a.cs + l];
+      continue;
+    }
+#endif
+    pack_block(rows, kc, MR, kc, a.at(i0 + ir, k0), a.rs, a.cs, o);
+  }
 }
 
 // One B panel: rows [k0, k0 + kc), columns [j0, j0 + NR) of op(B), clipped at column N.
@@ -587,7 +610,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
           pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
         } else {
           const int64_t ir = (i - b_items) * MR;
-          pack_a(std::min(MR, M - ir), kc, a, ir, k0, a_shared + k0 * padded_m + ir * kc);
+          pack_a(std::min(MR, M - ir), kc, a, ir, k0, M, a_shared + k0 * padded_m + ir * kc);
         }
       }
   };
@@ -619,7 +642,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         if (share_a)
           a_pack = a_shared + k0 * padded_m + i0 * kc;
         else
-          pack_a(mc, kc, a, i0, k0, a_own);
+          pack_a(mc, kc, a, i0, k0, M, a_own);
         macro_kernel(mc, kc, k0, a_pack, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
