@@ -114,19 +114,9 @@ inline void transpose8x8(vec v[8]) {
 }
 #endif
 
-// p[0 : n) = 0, for the few reals that pad a packed row. (std::fill here compiles to a string
-// instruction whose start-up costs more than writing a row of a panel.)
-inline void zero_fill(real* p, int64_t n) {
-  for (; n >= VL; n -= VL, p += VL) *as_vec(p) = vec{};
-  static constexpr real zeros[VL] = {};
-  for (int64_t w = VL / 2; w > 0; w /= 2)  // the rest, n < VL: pieces of VL / 2, VL / 4, ..., 1
-    if (n & w) {
-      std::memcpy(p, zeros, w * sizeof(real));
-      p += w;
-    }
-}
-
-// dst[0 : n) = src[0 : n): whole vectors, then pieces of VL / 2, ..., 1 (for the same reason).
+// dst[0 : n) = src[0 : n) for the few reals of a partial row: whole vectors, then pieces of
+// VL / 2, VL / 4, ..., 1. (std::copy or std::fill here compiles to a string instruction whose
+// start-up costs more than writing a row of a panel.)
 inline void copy_short(real* dst, const real* src, int64_t n) {
   for (; n >= VL; n -= VL, dst += VL, src += VL) *as_vec(dst) = *as_vec(src);
   for (int64_t w = VL / 2; w > 0; w /= 2)
@@ -135,6 +125,13 @@ inline void copy_short(real* dst, const real* src, int64_t n) {
       dst += w;
       src += w;
     }
+}
+
+// p[0 : n) = 0, for the reals that pad a packed row: whole vectors, then copy_short's pieces.
+inline void zero_fill(real* p, int64_t n) {
+  for (; n >= VL; n -= VL, p += VL) *as_vec(p) = vec{};
+  static constexpr real zeros[VL] = {};
+  copy_short(p, zeros, n);  // n < VL now
 }
 
 // out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
@@ -600,19 +597,25 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
   const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
   const int64_t items = b_items + a_items;  // B panels, then A slivers
+  auto pack_b_all_k = [&](int64_t q) {  // panel q of op(B), in every K block
+    for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+      const int64_t kc = std::min(kc_max, K - k0);
+      pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+    }
+  };
   std::atomic<int64_t> next_item{0};
   auto pack = [&](int64_t, int64_t) {
-    for (int64_t i; (i = next_item.fetch_add(1)) < items;)
+    for (int64_t i; (i = next_item.fetch_add(1)) < items;) {
+      if (i < b_items) {
+        pack_b_all_k(first_packed + i);
+        continue;
+      }
+      const int64_t ir = (i - b_items) * MR;
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
-        if (i < b_items) {
-          const int64_t q = first_packed + i;
-          pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
-        } else {
-          const int64_t ir = (i - b_items) * MR;
-          pack_a(std::min(MR, M - ir), kc, a, ir, k0, M, a_shared + k0 * padded_m + ir * kc);
-        }
+        pack_a(std::min(MR, M - ir), kc, a, ir, k0, M, a_shared + k0 * padded_m + ir * kc);
       }
+    }
   };
   if (parallel && items > 1)
     parallel_for(0, std::min(threads, items), 1, pack);
@@ -631,11 +634,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
-        for (int64_t q = std::max(q0, first_packed); q < q1; ++q)
-          for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-            const int64_t kc = std::min(kc_max, K - k0);
-            pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
-          }
+        for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
         const real* a_pack = a_own;  // the A block (mc, kc), in L2
