@@ -59,13 +59,7 @@ int64_t first_bad(const Tensor& t, bool nan_only = false) {
 std::string bad_element(const Tensor& t, int64_t flat) {
   const real v = t.data()[flat];
   std::ostringstream os;
-  os << (std::isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf") << " at [";
-  const std::vector<int64_t> st = strides(t.shape());
-  for (size_t k = 0; k < st.size(); ++k) {
-    os << (k ? ", " : "") << flat / st[k];
-    flat %= st[k];
-  }
-  os << ']';
+  os << (std::isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf") << " at " << unravel_index(flat, t.shape());
   return os.str();
 }
 

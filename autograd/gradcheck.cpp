@@ -19,15 +19,6 @@ double projected(const Variable& out, const Tensor& R) {
   return total;
 }
 
-std::string index_string(int64_t flat, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return to_string(Shape(idx.begin(), idx.end()));
-}
-
 }  // namespace
 
 namespace {
@@ -65,7 +56,7 @@ GradcheckResult compare_with_finite_differences(const std::function<Variable()>&
         result.max_abs_error = err;
         std::ostringstream os;
         os.precision(8);
-        os << "input " << k << " element " << index_string(i, leaf.shape()) << ": analytic " << analytic
+        os << "input " << k << " element " << unravel_index(i, leaf.shape()) << ": analytic " << analytic
            << ", numeric " << numeric << ", |error| " << err << " vs tolerance " << tol << " (" << kRealName
            << ", eps " << opt.eps << ")";
         result.message = os.str();

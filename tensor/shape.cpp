@@ -36,6 +36,15 @@ std::vector<int64_t> strides(const Shape& shape) {
   return st;
 }
 
+Shape unravel_index(int64_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
 int normalize_axis(int64_t axis, int64_t dim, const char* op) {
   // A scalar has no axes, but PyTorch lets axis 0 / -1 name "the whole thing"; we do not.
   check_index(axis >= -dim && axis < dim, op, ": axis ", axis, " is out of range for a tensor of ",

@@ -27,6 +27,10 @@ int64_t numel(const Shape& shape);
 // Row-major strides in elements: strides({2, 3, 4}) == {12, 4, 1}.
 std::vector<int64_t> strides(const Shape& shape);
 
+// The index on every axis of element `flat` in row-major order (numpy.unravel_index):
+// unravel_index(5, {2, 3}) == {1, 2}, which prints as [1, 2], the way messages name an element.
+Shape unravel_index(int64_t flat, const Shape& shape);
+
 // Turns a possibly negative axis (-1 = last) into 0..dim-1, or throws naming the op:
 //   "sum: axis 3 is out of range for a tensor of 2 dimensions (valid: -2..1)".
 int normalize_axis(int64_t axis, int64_t dim, const char* op);

@@ -101,3 +101,11 @@ TEST_CASE("error messages: reshape, at, item, from_vector") {
   CHECK_THROWS_WITH_AS(t.size(2), "size: axis 2 is out of range for a tensor of 2 dimensions (valid: -2..1)",
                        std::out_of_range);
 }
+
+TEST_CASE("unravel_index names an element by its index on every axis") {
+  CHECK(unravel_index(5, Shape{2, 3}) == Shape{1, 2});
+  CHECK(unravel_index(0, Shape{2, 3, 4}) == Shape{0, 0, 0});
+  CHECK(unravel_index(23, Shape{2, 3, 4}) == Shape{1, 2, 3});
+  CHECK(unravel_index(0, Shape{}) == Shape{});  // a scalar has no axes
+  CHECK(to_string(unravel_index(7, Shape{4, 2})) == "[3, 1]");
+}
