@@ -165,17 +165,28 @@ const char* kind_of(std::filesystem::file_type type) {
   }
 }
 
+}  // namespace
+
+std::string temporary_path_for(const std::string& path) { return cat(path, ".tmp.", getpid()); }
+
+std::string non_regular_file_at(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  return std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) ? kind_of(status.type()) : "";
+}
+
+namespace {
+
 void write_file(const char* op, const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                 const std::map<std::string, std::string>& metadata) {
   const std::string header = build_header(op, tensors, metadata);  // all argument checks first
   // The rename below would replace whatever is at `path`: refuse anything but a regular file, or
   // saving to /dev/full or /dev/null (as root) would put a checkpoint in the device's place.
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+  const std::string occupant = non_regular_file_at(path);
+  if (!occupant.empty())
     throw std::runtime_error(cat(op, ": cannot write '", path, "': expected a regular file or a new name, got ",
-                                 kind_of(status.type())));
-  const std::string tmp = cat(path, ".tmp.", getpid());
+                                 occupant));
+  const std::string tmp = temporary_path_for(path);
   CFile file;
   file.f = std::fopen(tmp.c_str(), "wb");
   if (!file.f)

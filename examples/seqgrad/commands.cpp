@@ -1,7 +1,6 @@
 // examples/seqgrad/commands.cpp - what each subcommand does, from flags to files.
 #include "examples/seqgrad/commands.h"
 
-#include <unistd.h>  // POSIX: getpid
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +21,7 @@
 #include "examples/seqgrad/args.h"
 #include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
+#include "nn/checkpoint.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
 #include "tensor/check.h"
@@ -140,11 +140,8 @@ std::string svg_path_for(const std::string& checkpoint) {
 // Fail before training, not at the first save an epoch later, when --out cannot be written: a
 // file is created next to it (where the checkpoint's temporary file will go) and removed.
 void check_writable(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  check(!std::filesystem::exists(status) || std::filesystem::is_regular_file(status), "seqgrad train: --out '", path,
-        "' exists and is not a regular file");
-  const std::string probe = cat(path, ".tmp.", getpid());
+  check(nn::non_regular_file_at(path).empty(), "seqgrad train: --out '", path, "' exists and is not a regular file");
+  const std::string probe = nn::temporary_path_for(path);
   std::FILE* f = std::fopen(probe.c_str(), "wb");
   check_state(f != nullptr, "seqgrad train: cannot write --out '", path, "': ", std::strerror(errno));
   std::fclose(f);
