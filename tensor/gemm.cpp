@@ -28,9 +28,9 @@ namespace {
 //
 //   pack op(B) into panels of NR columns                 (K, N) -> K/KC x N/NR panels (KC, NR)
 //   for each task         ic: a block of rows of C       tasks are shared out between threads
-//     for each K block    pc: KC deep                    pack A[ic, pc] -> a_pack  (MC, KC), L2
-//       for each panel    jr: NR columns of C            B[pc, jr], packed         (KC, NR), L1
-//         for each sliver ir: MR rows of the block       A[ir, pc] in a_pack       (MR, KC)
+//     for each K block    pc: KC deep                    A[ic, pc] (packed if trans_a)  (MC, KC), L2
+//       for each panel    jr: NR columns of C            B[pc, jr], packed              (KC, NR), L1
+//         for each sliver ir: MR rows of the block       A[ir, pc]                      (MR, KC)
 //           micro_kernel: C[ir, jr] (MR, NR) (+)= sliver (MR, KC) @ panel (KC, NR)
 //
 // Why each block has its size (AVX2 numbers: 16 vector registers of 8 floats, 32 KB L1 and
@@ -43,10 +43,12 @@ namespace {
 //   * MC = 144: a packed A block, MC x KC floats = 144 KB, stays in L2 while the kernel sweeps
 //     it once per panel.
 // Packing copies each block into exactly the order the kernel reads it, from 64-byte aligned
-// buffers; the transpose flags only change the strides the packing reads with. Edges (M not a
-// multiple of MR, N not of NR) are zero-padded when packing, computed by the same kernel, and
-// only the valid part of the tile is written back. Small matrices skip packing B (see
-// read_b_in_place) and small products skip the threads (kParallelMacs).
+// buffers; the transpose flags only change the strides the packing reads with. A stored
+// (M, K) is already in that order (a sliver is MR rows of A, K apart) and is read in place;
+// only a transposed A is packed. Edges (M not a multiple of MR, N not of NR) are zero-padded
+// when packing, computed by the same kernel, and only the valid part of the tile is written
+// back. Small matrices skip packing B (see read_b_in_place) and small products skip the
+// threads (kParallelMacs).
 //
 // Threads: op(B) is packed once, by all threads together, into one buffer they all read. The
 // work is then a list of tasks, each a block of C (rows x whole panels) that one thread computes
@@ -234,12 +236,14 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 //   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
 //   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones)
 //
-// `a` is a packed sliver. `b` is a packed panel (ldb = NR) or, on the small-matrix path, 16
-// columns of B read in place (ldb = N). Only the top-left m x n corner of the tile is written:
-// that is how the edges of C are handled.
+// `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
+// (lda = K). `b` is a packed panel (ldb = NR) or, on the small-matrix path, 16 columns of B
+// read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
+// the edges of C are handled. For the same reason rows past m, which may lie past the end of
+// A, are never read: the kernel reads row m - 1 again in their place.
 
 template <bool kPackedB>
-void micro_kernel(int64_t kc, const real* __restrict a, const real* __restrict b, int64_t ldb,
+void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
                   real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
   const int64_t b_step = kPackedB ? NR : ldb;
   vec acc[MR][2];
@@ -252,8 +256,8 @@ void micro_kernel(int64_t kc, const real* __restrict a, const real* __restrict b
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
   }
   // [docs:micro_kernel_loop]
-  const real* a_row[MR];  // the sliver's rows
-  for (int64_t i = 0; i < MR; ++i) a_row[i] = a + i * kc;
+  const real* a_row[MR];  // the sliver's rows; past row m, repeats of its last (never stored)
+  for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
     const vec b0 = *as_vec(b), b1 = *as_vec(b + VL);  // row k of the panel
@@ -342,8 +346,9 @@ struct BPanels {
 
 constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
 
-// C[i0 : i0 + mc, panels q0 .. q1) (+)= a_pack (mc, kc) @ B[k0 : k0 + kc, same panels].
-void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_pack, const BPanels& bp,
+// C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
+// row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
+void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, const BPanels& bp,
                   int64_t q0, int64_t q1, real* C, int64_t i0) {
   const int64_t N = bp.N, slivers = ceil_div(mc, MR);
   for (int64_t q = q0; q < q1; ++q) {
@@ -361,9 +366,9 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_pack, const 
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       if (packed)
-        micro_kernel<true>(kc, a_pack + ir * kc, panel, NR, c, N, m, n, k0 > 0);
+        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, c, N, m, n, k0 > 0);
       else
-        micro_kernel<false>(kc, a_pack + ir * kc, panel, bp.b.rs, c, N, m, n, k0 > 0);
+        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, c, N, m, n, k0 > 0);
     }
   }
 }
@@ -586,13 +591,15 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    it). When B is read in place only the ragged last panel is packed (reading it in place
   //    would run past the end of B).
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
-  //    several tasks would pack the same A block: then A is packed here too, once, and shared.
+  //    several tasks would pack the same A block: then a transposed A is packed here too, once,
+  //    and shared.
   //    Like the tasks below, the items to pack are taken one at a time from a shared counter.
   BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
   if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
   const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;
-  const bool share_a = col_tasks > 1;
+  const bool a_in_place = !trans_a;  // only a transposed A is packed (step 3)
+  const bool share_a = col_tasks > 1 && !a_in_place;
   const int64_t padded_m = round_up(M, MR);
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
   const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
@@ -624,11 +631,13 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
 
   // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
   //    left; a task packs its B panels if step 2 did not, then for each K block it packs its A
-  //    block (unless A is shared) and runs the macro-kernel over its panels.
+  //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
+  //    A stored (M, K) is read in place: its rows are the rows of the packed block, K apart
+  //    instead of kc, and copying them cost a Transformer step 2 to 3% for nothing.
   // [docs:tasks]
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
-    real* a_own = share_a ? nullptr : tls_a_block.get(mb * kc_max);
+    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * kc_max);
     for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
@@ -637,12 +646,17 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
-        const real* a_pack = a_own;  // the A block (mc, kc), in L2
-        if (share_a)
-          a_pack = a_shared + k0 * padded_m + i0 * kc;
-        else
+        const real* a_block = a_own;  // the A block (mc, kc), in L2
+        int64_t lda = kc;
+        if (a_in_place) {
+          a_block = A + i0 * K + k0;
+          lda = K;
+        } else if (share_a) {
+          a_block = a_shared + k0 * padded_m + i0 * kc;
+        } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
-        macro_kernel(mc, kc, k0, a_pack, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
+        }
+        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
   };
