@@ -7,20 +7,6 @@
 
 namespace seqgrad {
 
-namespace detail {
-
-int64_t row_offset(int64_t row, const Shape& out_shape, const std::vector<int64_t>& st) {
-  // Unravel `row` over every axis but the last, innermost axis first.
-  int64_t offset = 0;
-  for (int64_t d = static_cast<int64_t>(out_shape.size()) - 2; d >= 0; --d) {
-    offset += (row % out_shape[d]) * st[d];
-    row /= out_shape[d];
-  }
-  return offset;
-}
-
-}  // namespace detail
-
 // ================================================================================================
 // Binary ops
 

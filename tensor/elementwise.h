@@ -22,12 +22,6 @@ namespace seqgrad {
 // pool costs more than it saves.
 constexpr int64_t kElementwiseGrain = 1 << 15;
 
-namespace detail {
-// Offset of the first element of output row `row` (a row = the last axis) in an operand
-// read through broadcast strides `st`.
-int64_t row_offset(int64_t row, const Shape& out_shape, const std::vector<int64_t>& st);
-}  // namespace detail
-
 // y[i] = f(x[i])
 template <class F>
 Tensor map(const Tensor& x, F f) {
@@ -35,7 +29,8 @@ Tensor map(const Tensor& x, F f) {
   const real* px = x.data();
   real* py = y.data();
   parallel_for(0, x.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) py[i] = f(px[i]);
+    const F fn = f;  // a local copy: see map2_row
+    for (int64_t i = i0; i < i1; ++i) py[i] = fn(px[i]);
   });
   return y;
 }
@@ -52,6 +47,26 @@ Tensor map_chunks(const Tensor& x, F f) {
 }
 
 // [docs:map2]
+namespace detail {
+// out[j] = f(a[j * sa], b[j * sb]) for j < n, each stride 1, or 0 where that operand is
+// broadcast (its one value is then read once). Each case is a plain loop that the compiler
+// turns into vector code. f comes by value: what it captured (masked_fill's value) stays in a
+// register, where through a reference it might change with every store to out, as far as the
+// compiler knows, and would be loaded again for each element.
+template <class F>
+void map2_row(F f, const real* a, int64_t sa, const real* b, int64_t sb, real* __restrict out, int64_t n) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], b[j]);
+  } else if (sb == 0) {
+    const real bv = *b;
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j * sa], bv);
+  } else {
+    const real av = *a;
+    for (int64_t j = 0; j < n; ++j) out[j] = f(av, b[j * sb]);
+  }
+}
+}  // namespace detail
+
 // out[i] = f(a[i], b[i]) where a and b broadcast to a common shape (numpy rules).
 template <class F>
 Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
@@ -62,7 +77,7 @@ Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
     Tensor out = Tensor::empty(a.shape());
     real* po = out.data();
     parallel_for(0, a.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) po[i] = f(pa[i], pb[i]);
+      detail::map2_row(f, pa + i0, 1, pb + i0, 1, po + i0, i1 - i0);
     });
     return out;
   }
@@ -70,20 +85,15 @@ Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
   Tensor out = Tensor::empty(shape);
   if (out.numel() == 0) return out;
   real* po = out.data();
-  // Walk the output one row (last axis) at a time; within a row each operand advances by its
-  // last-axis stride, which is 1, or 0 where that operand is broadcast.
-  const std::vector<int64_t> sa = broadcast_strides(a.shape(), shape);
-  const std::vector<int64_t> sb = broadcast_strides(b.shape(), shape);
-  const int64_t cols = shape.empty() ? 1 : shape.back();
-  const int64_t ca = shape.empty() ? 0 : sa.back(), cb = shape.empty() ? 0 : sb.back();
-  const int64_t rows = out.numel() / cols;
-  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const real* ra = pa + detail::row_offset(r, shape, sa);
-      const real* rb = pb + detail::row_offset(r, shape, sb);
-      real* ro = po + r * cols;
-      for (int64_t j = 0; j < cols; ++j) ro[j] = f(ra[j * ca], rb[j * cb]);
-    }
+  // Walk the output one row (last axis, after merging axes: see RowWalk) at a time; along a
+  // row each operand advances by 1, or by 0 where it is broadcast.
+  const RowWalk<2> walk(shape, {broadcast_strides(a.shape(), shape), broadcast_strides(b.shape(), shape)});
+  const int64_t cols = walk.cols();
+  parallel_for(0, walk.rows(), std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+    RowWalk<2> w = walk;
+    w.seek(r0);
+    for (int64_t r = r0; r < r1; ++r, w.next())
+      detail::map2_row(f, pa + w.offset(0), w.step(0), pb + w.offset(1), w.step(1), po + r * cols, cols);
   });
   return out;
 }

@@ -40,15 +40,20 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& order) {
   Tensor out = Tensor::empty(shape);
   if (out.numel() == 0) return out;
   // Same walk as map2: output rows along the last axis, x read through permuted strides.
-  const int64_t cols = shape.empty() ? 1 : shape.back();
-  const int64_t step = shape.empty() ? 0 : st.back();
+  const RowWalk<1> walk(shape, {st});
+  const int64_t cols = walk.cols(), step = walk.step(0);
   const real* px = x.data();
   real* po = out.data();
-  parallel_for(0, out.numel() / cols, std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const real* src = px + detail::row_offset(r, shape, st);
+  parallel_for(0, walk.rows(), std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+    RowWalk<1> w = walk;
+    w.seek(r0);
+    for (int64_t r = r0; r < r1; ++r, w.next()) {
+      const real* src = px + w.offset(0);
       real* dst = po + r * cols;
-      for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * step];
+      if (step == 1)
+        std::copy(src, src + cols, dst);
+      else
+        for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * step];
     }
   });
   return out;

@@ -81,3 +81,35 @@ TEST_CASE("large elementwise ops run on the pool and agree with the serial resul
   const Tensor parallel = tanh(a * b + a);
   CHECK(serial.to_vector() == parallel.to_vector());
 }
+
+TEST_CASE("broadcasting agrees with element-by-element indexing on many shape pairs") {
+  // Every pair of shapes below broadcasts; the result is checked element by element against
+  // the numpy rule: out[i] = a[i with broadcast axes at 0] op b[the same].
+  const std::vector<std::pair<Shape, Shape>> pairs = {
+      {{4, 3, 5}, {5}},       {{4, 3, 5}, {3, 1}},       {{4, 3, 5}, {4, 1, 1}},   {{4, 1, 5}, {1, 3, 1}},
+      {{2, 3, 4, 5}, {4, 5}}, {{2, 3, 4, 5}, {2, 1, 1, 5}}, {{1}, {3, 2}},        {{6, 1}, {1, 7}},
+      {{2, 1, 3, 1}, {4, 1, 5}}, {{}, {2, 3}},           {{3, 4}, {3, 4}},        {{1, 1, 9}, {2, 3, 1}}};
+  manual_seed(5);
+  for (const auto& [sa, sb] : pairs) {
+    CAPTURE(sa);
+    CAPTURE(sb);
+    const Tensor a = randn(sa), b = randn(sb);
+    const Tensor out = a * 10 - b;  // 10 a - b: not symmetric, so swapped operands would show
+    const Tensor sum = add(a, b);
+    const Shape shape = broadcast_shapes(sa, sb, "test");
+    REQUIRE(out.shape() == shape);
+    const std::vector<int64_t> st_a = broadcast_strides(sa, shape), st_b = broadcast_strides(sb, shape);
+    bool all_equal = true;
+    for (int64_t i = 0; i < numel(shape); ++i) {
+      const Shape index = unravel_index(i, shape);
+      int64_t ia = 0, ib = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        ia += index[d] * st_a[d];
+        ib += index[d] * st_b[d];
+      }
+      all_equal = all_equal && out.data()[i] == a.data()[ia] * 10 - b.data()[ib] &&
+                  sum.data()[i] == a.data()[ia] + b.data()[ib];
+    }
+    CHECK(all_equal);
+  }
+}

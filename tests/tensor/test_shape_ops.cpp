@@ -84,3 +84,25 @@ TEST_CASE("shape-op errors name the op, the expectation and what was found") {
                        std::out_of_range);
   CHECK_THROWS_WITH_AS(squeeze(x, 0), "squeeze: expected axis 0 to have size 1, got shape [3, 4]", std::invalid_argument);
 }
+
+TEST_CASE("permute agrees with element-by-element indexing for every order of 4 axes") {
+  const Shape shape{2, 3, 4, 5};
+  const Tensor x = arange(numel(shape)).reshape(shape);
+  const std::vector<int64_t> st = strides(shape);
+  std::vector<int64_t> order{0, 1, 2, 3};
+  int orders = 0;
+  do {
+    CAPTURE(order);
+    const Tensor p = permute(x, order);
+    bool all_equal = true;
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      const Shape index = unravel_index(i, p.shape());  // out axis d is x's axis order[d]
+      int64_t source = 0;
+      for (size_t d = 0; d < order.size(); ++d) source += index[d] * st[order[d]];
+      all_equal = all_equal && p.data()[i] == x.data()[source];
+    }
+    CHECK(all_equal);
+    ++orders;
+  } while (std::next_permutation(order.begin(), order.end()));
+  CHECK(orders == 24);
+}

@@ -109,3 +109,54 @@ TEST_CASE("unravel_index names an element by its index on every axis") {
   CHECK(unravel_index(0, Shape{}) == Shape{});  // a scalar has no axes
   CHECK(to_string(unravel_index(7, Shape{4, 2})) == "[3, 1]");
 }
+
+TEST_CASE("RowWalk merges axes that are walked as one, and finds every row's start") {
+  // Scores (64, 4, 20, 20) with a causal mask (20, 20): the mask repeats every 400 elements,
+  // so the walk is 256 rows of 400, not 5,120 rows of 20.
+  const Shape scores{64, 4, 20, 20};
+  RowWalk<2> causal(scores, {strides(scores), broadcast_strides({20, 20}, scores)});
+  CHECK(causal.rows() == 256);
+  CHECK(causal.cols() == 400);
+  CHECK(causal.step(0) == 1);
+  CHECK(causal.step(1) == 1);
+  // A padding mask (64, 1, 1, 20) repeats along the two middle axes: they merge with each
+  // other, not with the rows.
+  RowWalk<2> padding(scores, {strides(scores), broadcast_strides({64, 1, 1, 20}, scores)});
+  CHECK(padding.rows() == 64 * 80);
+  CHECK(padding.cols() == 20);
+  // A bias (C) added to (B, T, C): one row per token.
+  RowWalk<2> bias(Shape{8, 5, 3}, {strides({8, 5, 3}), broadcast_strides({3}, {8, 5, 3})});
+  CHECK(bias.rows() == 40);
+  CHECK(bias.step(1) == 1);
+  // A column (B, T, 1) against (B, T, C): the rows are the tokens, the column is read once.
+  RowWalk<2> column(Shape{8, 5, 3}, {strides({8, 5, 3}), broadcast_strides({8, 5, 1}, {8, 5, 3})});
+  CHECK(column.rows() == 40);
+  CHECK(column.step(1) == 0);
+  // Size-1 axes and scalars: one row of one element.
+  RowWalk<1> scalar_walk(Shape{1, 1}, {std::vector<int64_t>{0, 0}});
+  CHECK(scalar_walk.rows() == 1);
+  CHECK(scalar_walk.cols() == 1);
+
+  // Every row's offsets, walked with next() from any starting row, match the offsets computed
+  // from the row's index on every axis. The permuted strides of (2, 3, 4, 5) -> (5, 3, 2, 4) and
+  // a broadcast operand (3, 1, 1) make a walk with no axis merged and one with some.
+  const Shape out{5, 3, 2, 4};
+  const std::vector<int64_t> permuted{1, 20, 60, 5};  // out axis d steps through x's axis {3, 1, 0, 2}
+  const std::vector<int64_t> broadcast = broadcast_strides({3, 1, 1}, out);
+  RowWalk<2> walk(out, {permuted, broadcast});
+  CHECK(walk.rows() == 30);
+  for (int64_t start : {0, 7, 29}) {
+    RowWalk<2> w = walk;
+    w.seek(start);
+    for (int64_t r = start; r < walk.rows(); ++r, w.next()) {
+      const Shape index = unravel_index(r * out.back(), out);
+      int64_t expect0 = 0, expect1 = 0;
+      for (size_t d = 0; d < out.size(); ++d) {
+        expect0 += index[d] * permuted[d];
+        expect1 += index[d] * broadcast[d];
+      }
+      CHECK(w.offset(0) == expect0);
+      CHECK(w.offset(1) == expect1);
+    }
+  }
+}

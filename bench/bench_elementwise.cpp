@@ -1,0 +1,56 @@
+// bench/bench_elementwise.cpp - the broadcasting and copying ops of a Transformer step, timed
+// at the shapes bench_train's transformer workload gives them (batch 64, length 20, width 128,
+// 4 heads, feed-forward 512).
+//
+// These ops move memory and do almost no arithmetic, so their cost is how they walk their
+// operands: a bias added to every token, a causal or padding mask over the attention scores,
+// the heads split off by a permute. Each line is the median of 15 samples of 20 calls, on one
+// thread.
+//   make bench && build/bench_elementwise
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "seqgrad.h"
+
+using namespace seqgrad;
+
+namespace {
+
+template <class F>
+double median_us(F f) {
+  std::vector<double> samples;
+  for (int s = 0; s < 15; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) f();
+    const std::chrono::duration<double, std::micro> dt = std::chrono::steady_clock::now() - t0;
+    samples.push_back(dt.count() / 20);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    std::fprintf(stderr, "bench_elementwise: takes no arguments, got '%s'\n", argv[1]);
+    return 2;
+  }
+  set_num_threads(1);
+  manual_seed(0);
+  const Tensor hidden = randn({64, 20, 512}), bias = randn({512}), other = randn({64, 20, 512});
+  const Tensor scores = randn({64, 4, 20, 20});
+  const Tensor causal = gt(randn({20, 20}), scalar(0)), padding = gt(randn({64, 1, 1, 20}), scalar(0));
+  const Tensor tokens = randn({64, 20, 4, 32});
+  std::printf("# op                                             us per call (1 thread)\n");
+  std::printf("add (64, 20, 512) + bias (512)                   %8.1f\n", median_us([&] { add(hidden, bias); }));
+  std::printf("add (64, 20, 512) + (64, 20, 512)                %8.1f\n", median_us([&] { add(hidden, other); }));
+  std::printf("masked_fill (64, 4, 20, 20), causal mask (20, 20) %7.1f\n",
+              median_us([&] { masked_fill(scores, causal, -1e9f); }));
+  std::printf("masked_fill (64, 4, 20, 20), padding (64, 1, 1, 20) %5.1f\n",
+              median_us([&] { masked_fill(scores, padding, -1e9f); }));
+  std::printf("permute (64, 20, 4, 32) -> (64, 4, 20, 32)       %8.1f\n",
+              median_us([&] { permute(tokens, {0, 2, 1, 3}); }));
+}
