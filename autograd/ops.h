@@ -103,6 +103,9 @@ Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 // (..., M, K) @ (..., K, N) -> (..., M, N), batch axes broadcasting; the flags transpose the
 // last two axes of an operand first (see tensor/matmul.h).
 Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool trans_b = false);
+// x W^T + b for x (..., in), W (out, in), b (out) or an undefined Variable: the Linear layer's
+// product as one node, with the bias added by the matrix kernel (tensor/matmul.h).
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias);
 
 Variable softmax(const Variable& x, int64_t axis);      // exp(x_i) / sum_j exp(x_j)
 Variable log_softmax(const Variable& x, int64_t axis);  // x_i - log sum_j exp(x_j)

@@ -44,6 +44,28 @@ Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
 // [docs:end]
 
 // ================================================================================================
+// linear: x W^T + b in one node
+
+// [docs:linear_op]
+Variable linear(const Variable& x, const Variable& w, const Variable& b) {
+  const Tensor xv = x.value(), wv = w.value();
+  const Tensor y = linear(xv, wv, b.defined() ? b.value() : Tensor());  // checks the shapes
+  std::vector<Variable> inputs{x, w};
+  if (b.defined()) inputs.push_back(b);
+  return make_result("linear", y, inputs, [xv, wv](const Tensor& dy, Node& n) {
+    // y = x W^T + b over the rows of x (R of them, every axis but the last):
+    //   dx = dy W   (R, out) @ (out, in)      dW = dy^T x   (out, R) @ (R, in)
+    //   db = the sum of dy's rows             (each row of y got the same b)
+    const int64_t out = wv.size(0), in = wv.size(1);
+    const Tensor dy2 = dy.reshape({-1, out});
+    if (n.needs_grad(0)) n.add_grad(0, matmul(dy2, wv).reshape(xv.shape()));
+    if (n.needs_grad(1)) n.add_grad(1, matmul(dy2, xv.reshape({-1, in}), /*trans_a=*/true, false));
+    if (n.inputs.size() > 2 && n.needs_grad(2)) n.add_grad(2, sum_to_shape(dy, {out}));
+  });
+}
+// [docs:end]
+
+// ================================================================================================
 // softmax / log_softmax (kernels and their derivations: tensor/softmax.cpp)
 
 // [docs:softmax]

@@ -31,8 +31,9 @@ std::string Linear::extra_repr() const {
 Variable Linear::forward(const Variable& x) {
   check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: expected input with ", in_features,
         " features (last axis), got shape ", x.shape());
-  Variable y = matmul(x, weight, /*trans_a=*/false, /*trans_b=*/true);  // (..., in) @ (in, out)
-  return bias.defined() ? y + bias : y;
+  // (..., in) @ (in, out) + bias: matmul(x, weight, false, true) + bias as one op, the bias
+  // added as the product is written (autograd/ops.h).
+  return linear(x, weight, bias);
 }
 // [docs:end]
 

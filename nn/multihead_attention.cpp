@@ -50,8 +50,8 @@ Variable MultiHeadAttention::project(const Variable& x, int64_t part) const {
   const int64_t B = x.size(0), L = x.size(1), C = embed_dim;
   // Rows part*C .. (part+1)*C of the stacked matrix are W_q, W_k or W_v.
   const Variable W = slice(in_proj_weight, 0, part * C, (part + 1) * C);  // (C, C)
-  Variable y = matmul(x, W, /*trans_a=*/false, /*trans_b=*/true);          // (B, L, C)
-  if (in_proj_bias.defined()) y = y + slice(in_proj_bias, 0, part * C, (part + 1) * C);
+  const Variable b = in_proj_bias.defined() ? slice(in_proj_bias, 0, part * C, (part + 1) * C) : Variable();
+  const Variable y = linear(x, W, b);  // x W^T + b: (B, L, C)
   // Head h owns features h*HS .. (h+1)*HS: split the last axis, then bring heads forward.
   return permute(reshape(y, {B, L, num_heads, head_dim}), {0, 2, 1, 3});  // (B, NH, L, HS)
 }

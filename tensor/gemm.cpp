@@ -236,6 +236,7 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 //   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
 //   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones)
 //
+// `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
 // (lda = K). `b` is a packed panel (ldb = NR) or, on the small-matrix path, 16 columns of B
 // read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
@@ -244,13 +245,15 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 
 template <bool kPackedB>
 void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
-                  real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
+                  const real* bias, real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
   const int64_t b_step = kPackedB ? NR : ldb;
+  // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
+  const vec start0 = bias ? *as_vec(bias) : vec{}, start1 = bias ? *as_vec(bias + VL) : vec{};
   vec acc[MR][2];
 #pragma GCC unroll 6
   for (int64_t i = 0; i < MR; ++i) {
-    acc[i][0] = vec{};
-    acc[i][1] = vec{};
+    acc[i][0] = start0;
+    acc[i][1] = start1;
     // Start fetching the C tile now; it is needed only after the loop.
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
@@ -324,6 +327,17 @@ class Scratch {
 thread_local Scratch tls_a_block;   // one packed A block, per thread that runs tasks
 thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
 thread_local Scratch tls_a_shared;  // the whole packed op(A), when tasks share it (see gemm)
+thread_local Scratch tls_bias;      // the bias, zero-padded to whole panels
+
+// The bias copied and zero-padded to `padded` values, so that the kernels can read whole
+// vectors of it at every panel, the last one too; null if there is no bias.
+const real* padded_bias(const real* bias, int64_t N, int64_t padded) {
+  if (!bias) return nullptr;
+  real* out = tls_bias.get(padded);
+  std::copy(bias, bias + N, out);
+  std::fill(out + N, out + padded, real(0));
+  return out;
+}
 
 // ================================================================================================
 // The macro-kernel: one packed A block times a range of B panels
@@ -335,6 +349,7 @@ struct BPanels {
   int64_t padded_n;  // N rounded up to NR: the packed width of a K block
   Operand b;         // op(B) itself
   int64_t N;
+  const real* bias;  // null, or N values added to every row of C, zero-padded to padded_n
   bool in_place;     // full panels are read from B (rows N apart); only a ragged last one is packed
 
   bool is_packed(int64_t q) const { return !in_place || (q + 1) * NR > N; }
@@ -355,6 +370,7 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
     const int64_t j0 = q * NR, n = std::min(NR, N - j0);
     const bool packed = bp.is_packed(q);
     const real* panel = packed ? bp.packed_panel(k0, kc, q) : bp.b.at(k0, j0);
+    const real* bias = bp.bias && k0 == 0 ? bp.bias + j0 : nullptr;  // only the first K block
     // While this panel is in use, bring the next one into cache, a slice per sliver, so the
     // first sliver of the next panel does not wait for memory.
     const real* next = q + 1 < q1 && bp.is_packed(q + 1) ? bp.packed_panel(k0, kc, q + 1) : nullptr;
@@ -366,9 +382,9 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       if (packed)
-        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, c, N, m, n, k0 > 0);
+        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, bias, c, N, m, n, k0 > 0);
       else
-        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, c, N, m, n, k0 > 0);
+        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, bias, c, N, m, n, k0 > 0);
     }
   }
 }
@@ -391,15 +407,15 @@ constexpr int64_t kTinyMacs = 1 << 14;
 
 thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_tiny
 
-// C[i0 : i0 + R, 0 : n) = op(A)[i0 : i0 + R, :] @ b, where b is K rows ldb apart whose first
-// V * VL columns may be read (zero past n if n < V * VL). The R x V vectors of C stay in
+// C[i0 : i0 + R, 0 : n) = op(A)[i0 : i0 + R, :] @ b (+ bias), where b is K rows ldb apart whose
+// first V * VL columns may be read (zero past n if n < V * VL), and so may V * VL of bias. The R x V vectors of C stay in
 // registers for the whole sum over k, like the micro-kernel's tile, but op(A) is read where it
 // is (one element at a time, broadcast) instead of from a packed sliver.
 // With few rows there are too few sums to keep the FMA units busy (each FMA waits for the one
 // before it in its sum), so the sum over k is split into S interleaved partial sums, k = s mod S,
 // added together in order at the end.
 template <int R, int V, int S>
-void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, real* c,
+void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, real* c,
                int64_t ldc, int64_t n) {
   // (Every loop over s, r or v is unrolled, so that the compiler keeps acc in registers.)
   vec acc[S][R][V];
@@ -411,7 +427,7 @@ void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[s][r][v] = vec{};
+      for (int v = 0; v < V; ++v) acc[s][r][v] = s == 0 && bias ? *as_vec(bias + v * VL) : vec{};
   const int64_t k_main = K - K % S;  // k < k_main in steps of S; the rest into acc[0]
   for (int64_t k = 0; k < K; k += S) {
 #pragma GCC unroll 4
@@ -453,30 +469,31 @@ void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
 
 // Rows [i0, i0 + R) of C, columns [0, n): tiles of V vectors, then single vectors for the rest.
 template <int R, int V, int S>
-void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, int64_t n,
-               real* c, int64_t ldc) {
+void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias,
+               int64_t n, real* c, int64_t ldc) {
+  auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
-  for (; j + V * VL <= n; j += V * VL) tiny_tile<R, V, S>(K, a, i0, b + j, ldb, c + j, ldc, V * VL);
-  for (; j < n; j += VL) tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, c + j, ldc, std::min(VL, n - j));
+  for (; j + V * VL <= n; j += V * VL) tiny_tile<R, V, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL);
+  for (; j < n; j += VL) tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j));
 }
 
 // C[:, 0 : n) = op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
 // three rows two at a time (4 vectors wide) and one at a time (2 vectors wide, 4 partial sums).
-void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, int64_t n,
-                  real* c, int64_t ldc) {
+void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, const real* bias,
+                  int64_t n, real* c, int64_t ldc) {
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
   if (i + 2 <= M) {
-    tiny_rows<2, 4, 1>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+    tiny_rows<2, 4, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
     i += 2;
   }
-  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, n, c + i * ldc, ldc);
+  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
 }
 
 // C = A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
 // contiguous rows, row i of A and row j of B, so nothing needs copying. Four dot products at a
 // time, each in VL lanes that are added up in lane order at the end, then the last K % VL terms.
-void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, real* C) {
+void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, const real* bias, real* C) {
   constexpr int64_t J = 4;
   for (int64_t i = 0; i < M; ++i) {
     const real* ai = A + i * K;
@@ -493,7 +510,7 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, re
 #pragma GCC unroll 4
       for (int64_t j = 0; j < J; ++j) {  // (J, not nj: a fixed count keeps acc in registers)
         if (j >= nj) break;
-        real sum = 0;
+        real sum = bias ? bias[j0 + j] : 0;
         for (int64_t l = 0; l < VL; ++l) sum += acc[j][l];
         for (int64_t kk = k; kk < K; ++kk) sum += ai[kk] * B[(j0 + j) * K + kk];
         C[i * N + j0 + j] = sum;
@@ -511,21 +528,22 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, re
 // The order in which each element of C is summed depends on the shape alone (one chain over k;
 // S interleaved partial sums for a single row; VL lanes in tiny_dots), so it is the same on any
 // number of threads.
-void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, real* C) {
-  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, C);
+void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, const real* bias,
+               real* C) {
+  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, bias, C);
   if (trans_b) {
     const int64_t ldb = round_up(N, VL);
     real* bt = tls_tiny_b.get(K * ldb);
     pack_block(K, N, K, ldb, B, 1, K, bt);  // op(B)(k, j) = B[j * K + k]
-    tiny_columns(M, K, a, bt, ldb, N, C, N);
+    tiny_columns(M, K, a, bt, ldb, bias, N, C, N);
     return;
   }
   const int64_t full = N - N % VL;
-  if (full > 0) tiny_columns(M, K, a, B, N, full, C, N);
+  if (full > 0) tiny_columns(M, K, a, B, N, bias, full, C, N);
   if (full < N) {
     real* tail = tls_tiny_b.get(K * VL);
     pack_block(K, N - full, K, VL, B + full, N, 1, tail);
-    tiny_columns(M, K, a, tail, VL, N - full, C + full, N);
+    tiny_columns(M, K, a, tail, VL, bias ? bias + full : nullptr, N - full, C + full, N);
   }
 }
 
@@ -549,14 +567,16 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
-          real* C) {
+          real* C, const real* bias) {
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    std::fill(C, C + M * N, real(0));  // an empty sum
+  if (K <= 0) {  // an empty sum: 0, or the bias
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * N + j] = bias ? bias[j] : 0;
     return;
   }
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
-  if (M * N * K <= kTinyMacs) return gemm_tiny(M, N, K, a, B, trans_b, C);
+  if (M * N * K <= kTinyMacs)
+    return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C);
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
   const int64_t n_panels = ceil_div(N, NR);
@@ -594,7 +614,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    several tasks would pack the same A block: then a transposed A is packed here too, once,
   //    and shared.
   //    Like the tasks below, the items to pack are taken one at a time from a shared counter.
-  BPanels bp{nullptr, n_panels * NR, b, N, read_b_in_place(M, N, trans_b)};
+  BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR), read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
   if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
   const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;

@@ -14,10 +14,10 @@ namespace seqgrad {
 
 // [docs:gemm_reference]
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C) {
+                    bool trans_b, real* C, const real* bias) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
-      double acc = 0;
+      double acc = bias ? bias[j] : 0;
       for (int64_t k = 0; k < K; ++k) {
         const real a = trans_a ? A[k * M + i] : A[i * K + k];
         const real b = trans_b ? B[j * K + k] : B[k * N + j];
@@ -33,7 +33,7 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
 
 namespace {
 
-using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*);
+using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*);
 
 Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel) {
   check(a.dim() >= 2 && b.dim() >= 2, "matmul: expected operands with at least 2 dimensions, got ",
@@ -63,7 +63,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
   };
   auto run = [&](int64_t i) {
     kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
-           trans_b, out.data() + i * M * N);
+           trans_b, out.data() + i * M * N, nullptr);
   };
   // Small matrices: one batch entry per task. Large ones: let gemm split each matrix.
   if (batch > 1 && M * N * K < (1 << 18)) {
@@ -85,5 +85,21 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   return batched_matmul(a, b, trans_a, trans_b, gemm_reference);
 }
+
+// [docs:linear]
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  check(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1),
+        "linear: expected x (..., in) and weight (out, in) with the same in, got ", x.shape(), " and ", w.shape());
+  const int64_t in = w.size(1), out = w.size(0);
+  check(!b.defined() || b.shape() == Shape{out}, "linear: expected bias of shape ", Shape{out}, ", got ", b.shape());
+  Shape shape = x.shape();
+  shape.back() = out;
+  Tensor y = Tensor::empty(shape);
+  // Every row of x (all axes but the last, folded) is a row of one (R, in) @ (in, out) product.
+  const int64_t rows = numel(Shape(x.shape().begin(), x.shape().end() - 1));
+  gemm(rows, out, in, x.data(), false, w.data(), /*trans_b=*/true, y.data(), b.defined() ? b.data() : nullptr);
+  return y;
+}
+// [docs:end]
 
 }  // namespace seqgrad

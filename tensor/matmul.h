@@ -14,17 +14,25 @@
 
 namespace seqgrad {
 
-// C = op(A) op(B) for contiguous row-major matrices; C (M, N) is overwritten.
+// C = op(A) op(B) (+ bias) for contiguous row-major matrices; C (M, N) is overwritten.
 //   A is stored (M, K), or (K, M) when trans_a;  B is stored (K, N), or (N, K) when trans_b.
+//   bias, if given, is N values added to every row of C: each sum starts from bias[j] instead
+//   of 0 (Linear's x W^T + b in one pass over C).
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-          bool trans_b, real* C);
-// The same contract, computed as C[i][j] = sum_k A[i][k] B[k][j] in the plainest way.
+          bool trans_b, real* C, const real* bias = nullptr);
+// The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way.
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C);
+                    bool trans_b, real* C, const real* bias = nullptr);
 
 // (..., M, K) @ (..., K, N) -> (broadcast batch..., M, N)
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 // The same through gemm_reference (for tests and benchmarks).
 Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+
+// y = x W^T + b, the product of a Linear layer: x (..., in), weight (out, in), bias (out) or an
+// undefined tensor for none -> (..., out). The bias is added by gemm as it writes y, instead of
+// in a second pass over y (matmul, then a broadcasting add), and the result equals that
+// composition up to rounding.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 }  // namespace seqgrad

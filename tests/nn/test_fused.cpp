@@ -1,6 +1,7 @@
 // tests/nn/test_fused.cpp - each fused op gives what its composed definition gives: the same
 // values and the same gradients, up to rounding; and its errors name what was expected.
 #include "nn/layernorm.h"
+#include "nn/linear.h"
 #include "nn/rnn.h"
 #include "tests/test_util.h"
 
@@ -87,4 +88,14 @@ TEST_CASE("fused ops name the shapes they expected") {
                        "layer_norm: expected weight of shape [4], got [3]", std::invalid_argument);
   CHECK_THROWS_WITH_AS(layer_norm(Variable(zeros({2, 4})), Variable(), Variable(zeros({4, 1})), real(1e-5)),
                        "layer_norm: expected bias of shape [4], got [4, 1]", std::invalid_argument);
+}
+
+TEST_CASE("linear equals matmul then add: values and gradients; nn::Linear runs it") {
+  manual_seed(8);
+  const Tensor x = randn({4, 7, 32}), w = randn({24, 32}), b = randn({24}), probe = randn({4, 7, 24});
+  auto fused = [](const std::vector<Variable>& v) { return linear(v[0], v[1], v[2]); };
+  auto composed = [](const std::vector<Variable>& v) { return matmul(v[0], v[1], false, true) + v[2]; };
+  check_same(value_and_grads(fused, {x, w, b}, probe), value_and_grads(composed, {x, w, b}, probe), 1e-4);
+  nn::Linear layer(32, 24);
+  CHECK(layer.forward(Variable(x)).op() == "linear");
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/elementwise.h"
 #include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "tensor/thread_pool.h"
@@ -47,12 +48,15 @@ double tolerance(int64_t K, double ref) {
 
 // Runs gemm and gemm_reference on random operands; counts elements outside the tolerance.
 // C starts out as NaN so an element the kernel forgets to write is caught too.
-int64_t gemm_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b) {
+// With_bias: both add a bias row (each sum starts from bias[j]).
+int64_t gemm_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool with_bias = false) {
   const std::vector<real> A = random_values(M * K, 1 + M), B = random_values(K * N, 2 + N);
+  const std::vector<real> bias = random_values(N, 5 + K);
+  const real* b = with_bias ? bias.data() : nullptr;
   std::vector<real> C(static_cast<size_t>(M * N), std::numeric_limits<real>::quiet_NaN());
   std::vector<real> R(static_cast<size_t>(M * N));
-  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data());
-  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data());
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data(), b);
+  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data(), b);
   int64_t bad = 0;
   for (int64_t i = 0; i < M * N; ++i)
     if (!(std::abs(C[i] - R[i]) <= tolerance(K, R[i]))) ++bad;
@@ -90,6 +94,20 @@ struct Dims {
   int64_t M, N, K;
 };
 
+// gemm against gemm_reference on each shape, in all four transpose combinations.
+void check_all_transposes(const std::vector<Dims>& shapes, bool with_bias = false) {
+  for (const Dims& d : shapes)
+    for (int t = 0; t < 4; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2;
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(trans_a);
+      CAPTURE(trans_b);
+      CHECK(gemm_mismatches(d.M, d.N, d.K, trans_a, trans_b, with_bias) == 0);
+    }
+}
+
 }  // namespace
 
 // ================================================================================================
@@ -103,16 +121,42 @@ TEST_CASE("gemm: matches the reference on odd shapes, all transpose combinations
       {6, 16, 8},    {12, 32, 1},   {13, 33, 2},   {5, 15, 31},   {7, 17, 33},  {1, 37, 19},
       {31, 1, 29},   {97, 101, 103}, {64, 128, 64}, {6, 16, 257}, {11, 19, 513}, {150, 40, 30},
       {301, 7, 11},  {3, 700, 5},   {40, 300, 600}, {173, 211, 127}, {2, 4100, 3}};
-  for (const Dims& d : shapes)
-    for (int t = 0; t < 4; ++t) {
-      const bool trans_a = t & 1, trans_b = t & 2;
-      CAPTURE(d.M);
-      CAPTURE(d.N);
-      CAPTURE(d.K);
-      CAPTURE(trans_a);
-      CAPTURE(trans_b);
-      CHECK(gemm_mismatches(d.M, d.N, d.K, trans_a, trans_b) == 0);
-    }
+  check_all_transposes(shapes);
+}
+
+TEST_CASE("gemm: a bias row is added on every path (tiny, dot products, B in place, packed, K = 0)") {
+  // Tiny products (at most 2^14 multiply-adds) in their row groups of 4, 2 and 1 and with a
+  // ragged last vector; tiny_dots (B transposed, under 4 rows); B read in place (M <= 6) and
+  // packed; N a whole number of panels and not; K over two blocks; an empty sum.
+  const std::vector<Dims> shapes = {{1, 1, 1},   {3, 20, 32},  {7, 13, 17},   {20, 32, 20},  {2, 9, 5},
+                                    {6, 40, 300}, {64, 128, 64}, {97, 101, 103}, {150, 40, 600}, {5, 7, 0}};
+  check_all_transposes(shapes, /*with_bias=*/true);
+  ThreadCount two(2);
+  CHECK(gemm_mismatches(300, 200, 100, false, true, true) == 0);
+  CHECK(gemm_mismatches(64, 512, 128, false, true, true) == 0);  // short C: column blocks
+}
+
+TEST_CASE("linear: x W^T + b equals matmul then add, for any number of batch axes") {
+  const Tensor w = random_tensor({5, 7}, 21), b = random_tensor({5}, 22);
+  for (const Shape& xs : {Shape{7}, Shape{3, 7}, Shape{2, 4, 7}, Shape{0, 7}}) {
+    CAPTURE(xs);
+    const Tensor x = random_tensor(xs, 23);
+    Shape ys = xs;
+    ys.back() = 5;
+    const Tensor x2 = x.reshape({-1, 7});
+    const Tensor composed = (matmul_reference(x2, w, false, true) + b).reshape(ys);
+    CHECK(tensors_close(linear(x, w, b), composed, 7));
+    CHECK(tensors_close(linear(x, w, Tensor()), matmul_reference(x2, w, false, true).reshape(ys), 7));
+  }
+  // No inputs at all: every output is its bias.
+  const Tensor empty_in = linear(Tensor::empty({2, 0}), Tensor::empty({5, 0}), b);
+  CHECK(empty_in.shape() == Shape{2, 5});
+  CHECK(empty_in.data()[7] == b.data()[2]);
+  CHECK_THROWS_WITH_AS(linear(Tensor::empty({2, 6}), w, b),
+                       "linear: expected x (..., in) and weight (out, in) with the same in, got [2, 6] and [5, 7]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(linear(Tensor::empty({2, 7}), w, Tensor::empty({7})),
+                       "linear: expected bias of shape [5], got [7]", std::invalid_argument);
 }
 
 TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the reference") {
@@ -121,14 +165,7 @@ TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the re
   const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
                                     {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
                                     {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9}};
-  for (const Dims& d : shapes)
-    for (int t = 0; t < 4; ++t) {
-      CAPTURE(d.M);
-      CAPTURE(d.N);
-      CAPTURE(d.K);
-      CAPTURE(t);
-      CHECK(gemm_mismatches(d.M, d.N, d.K, t & 1, t & 2) == 0);
-    }
+  check_all_transposes(shapes);
 }
 
 TEST_CASE("gemm: empty dimensions") {
