@@ -198,7 +198,7 @@ class MLPScore : public AttentionScore {
   Variable score(const Variable& q, const Variable& k) override {
     // W1 [q; k] + b1, computed as W1q q + (W1k k + b1) and broadcast to (B, T, S, A)
     Variable Wq = slice(W1->weight, 1, 0, query_size), Wk = slice(W1->weight, 1, query_size, query_size + key_size);
-    Variable hidden = relu(unsqueeze(matmul(q, Wq, false, true), 2) + unsqueeze(matmul(k, Wk, false, true) + W1->bias, 1));
+    Variable hidden = relu(unsqueeze(matmul(q, Wq, false, true), 2) + unsqueeze(linear(k, Wk, W1->bias), 1));
     return squeeze(W2->forward(hidden), 3);  // (B, T, S, 1) -> (B, T, S)
   }
   std::shared_ptr<Linear> W1, W2;

@@ -31,8 +31,7 @@ const char* type_name(CellType type) {
 
 // gx + h W_hh^T (+ b_hh): the hidden state's contribution added to the input's.  (B, G*H)
 Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh) {
-  Variable g = gx + matmul(h, w_hh, /*trans_a=*/false, /*trans_b=*/true);
-  return b_hh.defined() ? g + b_hh : g;
+  return gx + linear(h, w_hh, b_hh);  // linear: h W_hh^T + b_hh in one op (autograd/ops.h)
 }
 
 // U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias, as PyTorch's recurrent layers.
@@ -75,8 +74,7 @@ RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w
 }
 
 RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
-  Variable gh = matmul(s.h, w_hh, false, true);  // (B, 3H)
-  if (b_hh.defined()) gh = gh + b_hh;
+  Variable gh = linear(s.h, w_hh, b_hh);  // h W_hh^T + b_hh  (B, 3H)
   std::vector<Variable> x3 = chunk(gx, 3, 1), h3 = chunk(gh, 3, 1);  // r, z, n parts
   Variable r = sigmoid(x3[0] + h3[0]);  // reset gate: how much of h feeds the candidate
   Variable z = sigmoid(x3[1] + h3[1]);  // update gate: how much of h to keep
@@ -214,8 +212,7 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
     for (int64_t d = 0; d < D; ++d) {
       const Weights& w = weights(layer, d);
       // The input's contribution for all T steps at once: one (B*T, C) x (C, G*H) product.
-      Variable gx = matmul(input, w.w_ih, false, true);  // (B, T, G*H)
-      if (w.b_ih.defined()) gx = gx + w.b_ih;
+      Variable gx = linear(input, w.w_ih, w.b_ih);  // x W_ih^T + b_ih  (B, T, G*H)
       const int64_t G = gx.size(2);
       RNNState s{initial_of(initial.h, layer * D + d),
                  cell_type == CellType::LSTM ? initial_of(initial.c, layer * D + d) : Variable()};
