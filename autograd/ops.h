@@ -11,7 +11,8 @@
 //   ops_reduce.cpp  sum mean max
 //   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
 //                   embedding gather masked_fill where
-//   ops_nn.cpp      matmul softmax log_softmax cross_entropy dropout layer_norm lstm_cell
+//   ops_nn.cpp      matmul linear softmax scaled_masked_softmax log_softmax cross_entropy
+//                   dropout layer_norm lstm_cell
 #pragma once
 
 #include <cstdint>
@@ -109,6 +110,9 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
 
 Variable softmax(const Variable& x, int64_t axis);      // exp(x_i) / sum_j exp(x_j)
 Variable log_softmax(const Variable& x, int64_t axis);  // x_i - log sum_j exp(x_j)
+// Attention's weights as one node: softmax(masked_fill(x * scale, mask, -inf)) along the last
+// axis; mask (no gradient; may be undefined) broadcasts to x's shape (tensor/softmax.h).
+Variable scaled_masked_softmax(const Variable& x, const Tensor& mask, real scale);
 
 enum class Reduction { None, Mean, Sum };
 

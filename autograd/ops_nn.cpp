@@ -1,5 +1,5 @@
-// autograd/ops_nn.cpp - matmul, softmax, log-softmax, cross-entropy, dropout, and the fused
-// layer norm and LSTM cell.
+// autograd/ops_nn.cpp - matmul, linear, softmax, attention's scaled masked softmax, log-softmax,
+// cross-entropy, dropout, and the fused layer norm and LSTM cell.
 #include <cmath>
 
 #include "autograd/ops.h"
@@ -74,6 +74,15 @@ Variable softmax(const Variable& x, int64_t axis) {
   const Tensor y = softmax(x.value(), a);
   return make_result("softmax", y, {x}, [y, a](const Tensor& dout, Node& n) {
     n.add_grad(0, softmax_backward(y, dout, a));  // dx = y (dout - sum(dout y))
+  });
+}
+// [docs:end]
+
+// [docs:scaled_masked_softmax_op]
+Variable scaled_masked_softmax(const Variable& x, const Tensor& mask, real scale) {
+  const Tensor y = scaled_masked_softmax(x.value(), mask, scale);
+  return make_result("scaled_masked_softmax", y, {x}, [y, scale](const Tensor& dout, Node& n) {
+    n.add_grad(0, softmax_backward(y, dout, -1, scale));  // dx = scale y (dout - sum(dout y)); 0 where masked
   });
 }
 // [docs:end]

@@ -4,12 +4,15 @@
 //
 // These ops move memory and do almost no arithmetic, so their cost is how they walk their
 // operands: a bias added to every token, a causal or padding mask over the attention scores,
-// the heads split off by a permute. Each line is the median of 15 samples of 20 calls, on one
+// the heads split off by a permute; and attention's scaled, masked softmax, composed and fused.
+// Each line is the median of 15 samples of 20 calls, on one
 // thread.
 //   make bench && build/bench_elementwise
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "seqgrad.h"
@@ -53,4 +56,11 @@ int main(int argc, char** argv) {
               median_us([&] { masked_fill(scores, padding, -1e9f); }));
   std::printf("permute (64, 20, 4, 32) -> (64, 4, 20, 32)       %8.1f\n",
               median_us([&] { permute(tokens, {0, 2, 1, 3}); }));
+  // Attention's weights, composed (scale, fill, softmax: three passes, two temporaries) and fused.
+  const real scale = 1 / std::sqrt(real(32));
+  const real inf = std::numeric_limits<real>::infinity();
+  std::printf("softmax(masked_fill(scores * scale, causal, -inf)) %6.1f\n",
+              median_us([&] { softmax(masked_fill(scores * scale, causal, -inf), -1); }));
+  std::printf("scaled_masked_softmax(scores, causal, scale)     %8.1f\n",
+              median_us([&] { scaled_masked_softmax(scores, causal, scale); }));
 }

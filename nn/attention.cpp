@@ -247,9 +247,11 @@ AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& 
   check(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() && q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2),
         "scaled_dot_product_attention: expected q (..., T, HS), k (..., S, HS), v (..., S, HV), got ", q.shape(), ", ",
         k.shape(), ", ", v.shape());
-  Variable scores = matmul(q, k, false, /*trans_b=*/true) / std::sqrt(static_cast<real>(q.size(-1)));  // (..., T, S)
+  // weights = masked_softmax(q k^T / sqrt(HS), mask): the scaling, the mask and the softmax in
+  // one kernel (tensor/softmax.h), tested equal to that composition.
+  Variable scores = matmul(q, k, false, /*trans_b=*/true);  // (..., T, S)
   AttentionResult r;
-  r.weights = masked_softmax(scores, mask, -1);
+  r.weights = scaled_masked_softmax(scores, mask, 1 / std::sqrt(static_cast<real>(q.size(-1))));
   r.context = matmul(r.weights, v);  // (..., T, HV)
   return r;
 }

@@ -82,8 +82,8 @@ MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, con
   Variable context, weights;
   if (dropout > 0 && is_training()) {
     // The composition scaled_dot_product_attention performs, with dropout on the weights.
-    Variable scores = matmul(q, k, false, /*trans_b=*/true) / std::sqrt(static_cast<real>(head_dim));  // (B, NH, T, S)
-    weights = masked_softmax(scores, mask, -1);
+    Variable scores = matmul(q, k, false, /*trans_b=*/true);  // (B, NH, T, S)
+    weights = scaled_masked_softmax(scores, mask, 1 / std::sqrt(static_cast<real>(head_dim)));
     context = matmul(seqgrad::dropout(weights, dropout, /*training=*/true), v);  // (B, NH, T, HS)
   } else {
     AttentionResult r = scaled_dot_product_attention(q, k, v, mask);

@@ -1,7 +1,9 @@
 // tensor/softmax.cpp - stable softmax / log-softmax / cross-entropy over (outer, n, inner) views.
 #include "tensor/softmax.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -36,13 +38,66 @@ void for_each_row(const Shape& shape, int axis, F fn) {
 // ================================================================================================
 // softmax
 
+// max over x[0 : n), the same as a loop of m = std::max(m, x[k]) from -inf, but with 8 maxima
+// running side by side in a vector: one running maximum makes every step wait for the last.
+// (A NaN is skipped in both forms: a comparison with it is false.)
+static real row_max(const real* x, int64_t n) {
+  typedef real vec __attribute__((vector_size(32)));
+  constexpr int64_t lanes = 32 / sizeof(real);
+  vec lm = vec{} + kNegInf;
+  int64_t k = 0;
+  for (; k + lanes <= n; k += lanes) {
+    vec v;
+    std::memcpy(&v, x + k, sizeof v);
+    lm = lm < v ? v : lm;
+  }
+  real m = kNegInf;
+  for (int64_t j = 0; j < lanes; ++j) m = std::max(m, lm[j]);
+  for (; k < n; ++k) m = std::max(m, x[k]);
+  return m;
+}
+
 // [docs:softmax_kernel]
+// y = softmax(x) for each of `rows` contiguous rows of n values; x and y may be the same memory.
+// Exponentials dominate, and one row of attention scores is only 20 values: exp on 20 values
+// waits on the latency of a long chain of vector operations, so it is run over a whole block
+// of rows at once (vmath.h), keeping the vector unit busy. The sums go in lanes (reduce.h).
+static int64_t softmax_block_rows(int64_t n) { return std::max<int64_t>(1, 2048 / n); }  // about 8 KB: in L1
+
+static void softmax_rows(const real* x, real* y, int64_t rows, int64_t n) {
+  const int64_t block = softmax_block_rows(n);
+  for (int64_t b0 = 0; b0 < rows; b0 += block) {
+    const int64_t b1 = std::min(rows, b0 + block);
+    for (int64_t r = b0; r < b1; ++r) {  // y = x - max(x): exp then cannot overflow
+      const real* xr = x + r * n;
+      real* yr = y + r * n;
+      const real m = row_max(xr, n);
+      const real shift = m == kNegInf ? 0 : m;  // every entry masked: stays -inf, exp gives 0
+      for (int64_t k = 0; k < n; ++k) yr[k] = xr[k] - shift;
+    }
+    vmath::exp(y + b0 * n, y + b0 * n, (b1 - b0) * n);
+    for (int64_t r = b0; r < b1; ++r) {
+      real* yr = y + r * n;
+      const double total = lane_sum(n, [yr](int64_t k) { return static_cast<double>(yr[k]); });
+      // total >= 1 (the maximum gave exp(0)) unless the row was all -inf: no distribution, zeros
+      const real inv = total > 0 ? static_cast<real>(1.0 / total) : 0;
+      for (int64_t k = 0; k < n; ++k) yr[k] *= inv;
+    }
+  }
+}
+
 Tensor softmax(const Tensor& x, int64_t axis) {
   const int a = normalize_axis(axis, x.dim(), "softmax");
   Tensor y = Tensor::empty(x.shape());
   const real* px = x.data();
   real* py = y.data();
-  for_each_row(x.shape(), a, [&](int64_t off, int64_t n, int64_t st) {
+  if (a == x.dim() - 1) {  // the last axis: the rows lie one after another
+    const int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)),
+                 [&](int64_t r0, int64_t r1) { softmax_rows(px + r0 * n, py + r0 * n, r1 - r0, n); });
+    return y;
+  }
+  for_each_row(x.shape(), a, [&](int64_t off, int64_t n, int64_t st) {  // another axis: strided rows
     real m = kNegInf;
     for (int64_t k = 0; k < n; ++k) m = std::max(m, px[off + k * st]);
     if (m == kNegInf) {  // every entry masked: no distribution, all zeros
@@ -50,17 +105,10 @@ Tensor softmax(const Tensor& x, int64_t axis) {
       return;
     }
     double total = 0;
-    if (st == 1) {  // a contiguous row: exp on vectors (vmath.h), the sum in lanes (reduce.h)
-      real* yr = py + off;
-      for (int64_t k = 0; k < n; ++k) yr[k] = px[off + k] - m;
-      vmath::exp(yr, yr, n);
-      total = lane_sum(n, [yr](int64_t k) { return static_cast<double>(yr[k]); });
-    } else {
-      for (int64_t k = 0; k < n; ++k) {
-        const real e = std::exp(px[off + k * st] - m);
-        py[off + k * st] = e;
-        total += e;
-      }
+    for (int64_t k = 0; k < n; ++k) {
+      const real e = std::exp(px[off + k * st] - m);
+      py[off + k * st] = e;
+      total += e;
     }
     const real inv = static_cast<real>(1.0 / total);
     for (int64_t k = 0; k < n; ++k) py[off + k * st] *= inv;
@@ -69,9 +117,10 @@ Tensor softmax(const Tensor& x, int64_t axis) {
 }
 // [docs:end]
 
-Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis) {
+Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis, real scale) {
   // forward: y = softmax(x).  dy_j/dx_i = y_j (delta_ij - y_i), so
   // dx_i = sum_j dy_j y_j (delta_ij - y_i) = y_i (dy_i - sum_j dy_j y_j).
+  // For y = softmax(scale * x) the chain rule multiplies that by scale.
   const int a = normalize_axis(axis, y.dim(), "softmax_backward");
   Tensor dx = Tensor::empty(y.shape());
   const real *py = y.data(), *pg = dy.data();
@@ -81,9 +130,73 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis) {
         lane_sum(n, [&](int64_t k) { return static_cast<double>(pg[off + k * st]) * py[off + k * st]; });
     for (int64_t k = 0; k < n; ++k)
       pd[off + k * st] = py[off + k * st] * (pg[off + k * st] - static_cast<real>(dot));
+    if (scale != 1)
+      for (int64_t k = 0; k < n; ++k) pd[off + k * st] *= scale;
   });
   return dx;
 }
+
+// ================================================================================================
+// Attention's softmax: scale, mask and softmax in one pass over the scores
+
+// y[k] = -inf where m[k] != 0, else scale x[k] (m null: no mask). Two loops, because GCC keeps
+// a branch in the one-loop form `m[k] != 0 ? -inf : x[k] * scale` (the multiply could raise a
+// floating-point exception, so it is not computed where the branch would skip it); each loop
+// alone becomes vector multiplies or vector blends.
+static void scale_and_mask(const real* __restrict x, const real* __restrict m, real* __restrict y, int64_t n,
+                           real scale) {
+  for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale;
+  if (m)
+    for (int64_t k = 0; k < n; ++k) y[k] = m[k] != 0 ? kNegInf : y[k];
+}
+
+// [docs:scaled_masked_softmax]
+Tensor scaled_masked_softmax(const Tensor& x, const Tensor& mask, real scale) {
+  check(x.dim() >= 1, "scaled_masked_softmax: expected scores with at least one axis, got ", x.shape());
+  check(!mask.defined() || broadcast_shapes(x.shape(), mask.shape(), "scaled_masked_softmax") == x.shape(),
+        "scaled_masked_softmax: expected a mask broadcastable to the scores' shape ", x.shape(), ", got ",
+        mask.shape());
+  Tensor y = Tensor::empty(x.shape());
+  if (y.numel() == 0) return y;
+  const int64_t n = x.size(-1), rows = x.numel() / n;  // softmax over the last axis: rows of n
+  const real* px = x.data();
+  real* py = y.data();
+  // Where each row's mask is. The mask's own layout (broadcast to x's shape) gives a stride
+  // per axis: along the row it is 1, or 0 if one mask value covers the row. The other axes
+  // count rows, and RowWalk (tensor/shape.h) steps through them: row r is element r % cols of
+  // walk row r / cols, a (20, 20) causal mask over (64, 4, 20, 20) scores being 256 walk rows
+  // of 20 score rows each.
+  const std::vector<int64_t> mst = mask.defined() ? broadcast_strides(mask.shape(), x.shape())
+                                                  : std::vector<int64_t>(x.dim(), 0);
+  const int64_t along = mst.back();
+  const RowWalk<1> walk(Shape(x.shape().begin(), x.shape().end() - 1), {std::vector<int64_t>(mst.begin(), mst.end() - 1)});
+  const int64_t cols = walk.cols();
+  const real* pm = mask.defined() ? mask.data() : nullptr;
+  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t r0, int64_t r1) {
+    RowWalk<1> w = walk;
+    w.seek(r0 / cols);
+    int64_t c = r0 % cols;
+    const int64_t block = softmax_block_rows(n);
+    for (int64_t b0 = r0; b0 < r1; b0 += block) {  // a block of rows: y = scale x, or -inf where masked
+      const int64_t b1 = std::min(r1, b0 + block);
+      for (int64_t r = b0; r < b1; ++r) {
+        const real* xr = px + r * n;
+        real* yr = py + r * n;
+        const real* mr = pm ? pm + w.offset(0) + c * w.step(0) : nullptr;
+        if (mr && along == 1)
+          scale_and_mask(xr, mr, yr, n, scale);
+        else if (mr && mr[0] != 0)  // one mask value for the whole row, and it is set
+          std::fill(yr, yr + n, kNegInf);
+        else
+          scale_and_mask(xr, nullptr, yr, n, scale);
+        if (++c == cols) c = 0, w.next();
+      }
+      softmax_rows(py + b0 * n, py + b0 * n, b1 - b0, n);  // then the softmax of those rows
+    }
+  });
+  return y;
+}
+// [docs:end]
 
 // ================================================================================================
 // log_softmax

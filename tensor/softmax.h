@@ -16,8 +16,17 @@ namespace seqgrad {
 // ------------------------------------------------------------------------------------------------
 // softmax: y_i = exp(x_i - m) / sum_j exp(x_j - m), m = max_j x_j, along `axis`.
 Tensor softmax(const Tensor& x, int64_t axis);
-// dx_i = y_i (dy_i - sum_j dy_j y_j)
-Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis);
+// dx_i = scale * y_i (dy_i - sum_j dy_j y_j), where y = softmax(scale * x); scale is 1 for softmax
+Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis, real scale = 1);
+
+// ------------------------------------------------------------------------------------------------
+// Attention's weights in one kernel: along the last axis,
+//   y = softmax(masked_fill(x * scale, mask, -inf))
+// mask (broadcastable to x's shape, e.g. (T, S) or (B, 1, 1, S) under (B, H, T, S) scores; or
+// undefined for no mask) is nonzero at the places that get weight 0. Equal to that composition
+// bit for bit, without its two intermediate tensors. Backward: softmax_backward(y, dy, -1, scale);
+// masked places have y = 0, so they get no gradient, as masked_fill gives none.
+Tensor scaled_masked_softmax(const Tensor& x, const Tensor& mask, real scale);
 
 // ------------------------------------------------------------------------------------------------
 // log_softmax: y_i = x_i - m - log sum_j exp(x_j - m)   (-inf for every entry of an all -inf row)

@@ -19,9 +19,12 @@ inline v8 select(i8 mask, v8 a, v8 b) {
 
 inline v8 exp8(v8 x) {
   // Past lo the result rounds to 0 (it is below half the smallest subnormal float, 2^-150);
-  // past hi it overflows to inf.
+  // past hi it overflows to inf. Those lanes are overwritten at the end, so they compute with a
+  // harmless stand-in: 0 below lo (as for the -inf of masked attention scores) rather than lo
+  // itself, whose 2^-150 would run through subnormal floats, which cost the processor a slow
+  // microcode assist per operation.
   const v8 lo = splat(-103.972f), hi = splat(88.72283f);
-  const v8 xc = select(x < lo, lo, select(x > hi, hi, x));
+  const v8 xc = select(x < lo, splat(0.0f), select(x > hi, hi, x));
   // round(x / ln 2): adding and subtracting 1.5 * 2^23 rounds to the nearest whole number.
   const v8 n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const v8 r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln 2, ln 2 in two parts

@@ -202,6 +202,25 @@ TEST_CASE("grad: softmax and log_softmax on every axis") {
   }
 }
 
+TEST_CASE("grad: scaled_masked_softmax, with broadcast masks and a fully masked row") {
+  manual_seed(14);
+  const Tensor x = randn({2, 3, 4, 5});
+  // Key padding (B, 1, 1, S): batch 1 masks its last two keys; causal (T, S) on a 4 x 5 grid;
+  // and one mask with the whole of row (0, 0, 2) masked.
+  const Tensor padding = from_vector({0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, {2, 1, 1, 5});
+  Tensor causal = zeros({4, 5});
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t s = t + 2; s < 5; ++s) causal.data()[t * 5 + s] = 1;
+  Tensor full_row = zeros({2, 3, 4, 5});
+  for (int64_t s = 0; s < 5; ++s) full_row.data()[2 * 5 + s] = 1;
+  for (const Tensor& mask : {Tensor(), padding, causal, full_row})
+    for (real scale : {real(0.5), real(-2)}) {
+      CAPTURE(mask.shape());
+      CAPTURE(scale);
+      CHECK_GRAD([mask, scale](const Vars& v) { return scaled_masked_softmax(v[0], mask, scale); }, {x});
+    }
+}
+
 TEST_CASE("grad: cross_entropy with reductions, ignore_index, label smoothing") {
   manual_seed(14);
   const Tensor logits = randn({2, 3, 5});

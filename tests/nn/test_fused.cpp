@@ -1,6 +1,8 @@
 // tests/nn/test_fused.cpp - each fused op gives what its composed definition gives: the same
 // values and the same gradients, up to rounding; and its errors name what was expected.
+#include "nn/attention.h"
 #include "nn/layernorm.h"
+#include "nn/multihead_attention.h"
 #include "nn/linear.h"
 #include "nn/rnn.h"
 #include "tests/test_util.h"
@@ -98,4 +100,35 @@ TEST_CASE("linear equals matmul then add: values and gradients; nn::Linear runs 
   check_same(value_and_grads(fused, {x, w, b}, probe), value_and_grads(composed, {x, w, b}, probe), 1e-4);
   nn::Linear layer(32, 24);
   CHECK(layer.forward(Variable(x)).op() == "linear");
+}
+
+TEST_CASE("scaled_masked_softmax equals masked_softmax of the scaled scores: values and gradients, bit for bit") {
+  manual_seed(9);
+  const Tensor x = randn({3, 4, 6, 6}), probe = randn({3, 4, 6, 6});
+  const real scale = 1 / std::sqrt(real(8));
+  Tensor padding = zeros({3, 1, 1, 6});
+  padding.data()[2 * 6 + 5] = 1;  // batch 2's last key
+  Tensor both = maximum(padding, nn::causal_mask(6));
+  for (int64_t s = 0; s < 6; ++s) both.data()[(1 * 6 + 3) * 6 + s] = 1;  // batch 1, query 3: nothing left
+  for (const Tensor& mask : {Tensor(), nn::causal_mask(6), padding, both}) {
+    CAPTURE(mask.shape());
+    auto fused = [mask, scale](const std::vector<Variable>& v) { return scaled_masked_softmax(v[0], mask, scale); };
+    auto composed = [mask, scale](const std::vector<Variable>& v) { return nn::masked_softmax(v[0] * scale, mask); };
+    check_same(value_and_grads(fused, {x}, probe), value_and_grads(composed, {x}, probe), 0);
+  }
+}
+
+TEST_CASE("scaled dot-product attention and multi-head attention run the fused softmax") {
+  manual_seed(10);
+  const Variable q(randn({2, 3, 4}), true), k(randn({2, 5, 4}), true), v(randn({2, 5, 4}), true);
+  CHECK(nn::scaled_dot_product_attention(q, k, v).weights.op() == "scaled_masked_softmax");
+  CHECK(nn::scaled_dot_product_attention(q, k, v, nn::padding_mask({5, 3}, 5).reshape({2, 1, 5})).weights.op() ==
+        "scaled_masked_softmax");
+  for (real p : {real(0), real(0.2)}) {  // the path without dropout and the one with it
+    CAPTURE(p);
+    nn::MultiHeadAttention mha(8, 2, p);
+    const Variable x(randn({2, 5, 8}), true);
+    CHECK(mha.forward(x, x, x, Tensor(), nn::causal_mask(5), /*need_weights=*/true).weights.op() ==
+          "scaled_masked_softmax");
+  }
 }

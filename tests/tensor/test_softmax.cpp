@@ -71,3 +71,76 @@ TEST_CASE("cross-entropy errors") {
   CHECK_THROWS_WITH_AS(cross_entropy_forward(x, zeros({2}), -100, 2),
                        "cross_entropy: expected label_smoothing in [0, 1], got 2", std::invalid_argument);
 }
+
+// ------------------------------------------------------------------------------------------------
+// scaled_masked_softmax: attention's scale, mask and softmax in one kernel
+
+namespace {
+
+// The definition scaled_masked_softmax must equal bit for bit: scale, fill with -inf, softmax.
+Tensor scaled_masked_softmax_composed(const Tensor& x, const Tensor& mask, real scale) {
+  const Tensor scaled = x * scale;
+  return softmax(mask.defined() ? masked_fill(scaled, mask, -std::numeric_limits<real>::infinity()) : scaled, -1);
+}
+
+}  // namespace
+
+TEST_CASE("scaled_masked_softmax equals scale, masked_fill(-inf), softmax bit for bit, on every mask layout") {
+  // Scores (B, H, T, S) = (9, 9, 21, 20): 1,701 rows of 20, more than the pool's grain (1,638
+  // rows), so two threads take 851 and 850 rows, and the second starts in the middle of a
+  // mask's walk row (21 rows under a (T, S) mask).
+  const Shape scores{9, 9, 21, 20};
+  const std::vector<Shape> masks = {
+      {21, 20},        // causal (T, S)
+      {9, 1, 1, 20},   // key padding (B, 1, 1, S)
+      {9, 1, 21, 20},  // both (B, 1, T, S)
+      {20},            // one row for all
+      {9, 9, 21, 1},   // one value per row: a row is all kept or all masked
+      {9, 9, 21, 20},  // no broadcasting
+      {1, 21, 1},      // size-1 axes in the middle
+  };
+  manual_seed(21);
+  const Tensor x = randn(scores) * 3;
+  const int saved_threads = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Shape& ms : masks) {
+      CAPTURE(threads);
+      CAPTURE(ms);
+      const Tensor mask = lt(rand(ms), full(ms, real(0.3)));  // about 30% masked
+      for (real scale : {real(1) / std::sqrt(real(32)), real(1), real(-0.5)}) {
+        CAPTURE(scale);
+        const Tensor y = scaled_masked_softmax(x, mask, scale);
+        CHECK(y.to_vector() == scaled_masked_softmax_composed(x, mask, scale).to_vector());
+      }
+    }
+    // No mask: the scaled softmax.
+    CHECK(scaled_masked_softmax(x, Tensor(), real(0.25)).to_vector() == softmax(x * real(0.25), -1).to_vector());
+  }
+  set_num_threads(saved_threads);
+  // A row masked everywhere gets weight 0 throughout, never NaN; 1-D scores are one row.
+  const Tensor row = from_vector({1, 2, 3});
+  CHECK(scaled_masked_softmax(row, ones({3}), 1).to_vector() == std::vector<real>{0, 0, 0});
+  CHECK(scaled_masked_softmax(row, from_vector({0, 1, 0}), 2).to_vector() ==
+        scaled_masked_softmax_composed(row, from_vector({0, 1, 0}), 2).to_vector());
+  CHECK(scaled_masked_softmax(zeros({2, 0}), Tensor(), 1).shape() == Shape{2, 0});
+}
+
+TEST_CASE("softmax_backward with a scale is scale times the plain backward") {
+  manual_seed(22);
+  const Tensor y = softmax(randn({5, 7}), -1), dy = randn({5, 7});
+  CHECK(allclose(softmax_backward(y, dy, -1, real(0.125)), softmax_backward(y, dy, -1) * real(0.125), 0, 0));
+  CHECK(allclose(softmax_backward(y, dy, 0, 3), softmax_backward(y, dy, 0) * real(3)));
+}
+
+TEST_CASE("scaled_masked_softmax errors name the shapes") {
+  CHECK_THROWS_WITH_AS(scaled_masked_softmax(zeros({2, 4}), zeros({2, 1, 4}), 1),
+                       "scaled_masked_softmax: expected a mask broadcastable to the scores' shape [2, 4], got [2, 1, 4]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(scaled_masked_softmax(zeros({2, 4}), zeros({3}), 1),
+                       "scaled_masked_softmax: shapes [2, 4] and [3] cannot be broadcast together; expected equal "
+                       "sizes or 1 in each axis (from the right), got 4 and 3 in axis 1",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(scaled_masked_softmax(scalar(1), Tensor(), 1),
+                       "scaled_masked_softmax: expected scores with at least one axis, got []", std::invalid_argument);
+}
