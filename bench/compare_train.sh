@@ -5,7 +5,8 @@
 # (bench/bench_train_torch.py) and then seqgrad's (build/bench_train), alternating so that a
 # change in the machine's load hits both sides alike. Prints every raw line, then a table of
 # the medians over the rounds with the ratios the performance chapter reports:
-#   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up.
+#   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up;
+# and a second table with those ratios round by round and their medians.
 #
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
@@ -41,16 +42,19 @@ function field(name,   i, kv) {
     for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
     return ""
 }
-function median(key,   n, i, j, a, tmp) {
-    n = split(vals[key], a, " ")
+function median_of(list,   n, i, j, a, tmp) {
+    n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
         if (a[j] + 0 < a[i] + 0) { tmp = a[i]; a[i] = a[j]; a[j] = tmp }
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
+function median(key) { return median_of(vals[key]) }
 {
     key = field("side") " " field("workload") " " field("threads")
     vals[key] = vals[key] " " field("ms_per_step")
     rss[key] = field("peak_rss_mb")
+    ms[key " " field("round")] = field("ms_per_step")
+    if (field("round") + 0 > rounds) rounds = field("round") + 0
 }
 END {
     printf "\n| workload | threads | PyTorch ms/step | seqgrad ms/step | seqgrad / PyTorch |"
@@ -63,5 +67,20 @@ END {
         up = (t == 2) ? sprintf("%.2fx", median("seqgrad " w " 1") / sg) : ""
         printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s |\n", w, t, pt, sg, sg / pt, up,
                rss["torch " w " " t], rss["seqgrad " w " " t]
+    }
+    # The same ratios round by round: the two sides of a round ran a minute apart, so a ratio
+    # within a round is less exposed to the machine'"'"'s load drifting than a ratio of medians.
+    printf "\n| workload | seqgrad / PyTorch, 1 thread, each round | median |"
+    printf " seqgrad 1t / 2t, each round | median |\n"
+    printf "|---|---|---:|---|---:|\n"
+    for (wi = 1; wi <= 2; wi++) {
+        w = ws[wi]; rl = ""; sl = ""; rv = ""; sv = ""
+        for (r = 1; r <= rounds; r++) {
+            x = ms["seqgrad " w " 1 " r] / ms["torch " w " 1 " r]
+            y = ms["seqgrad " w " 1 " r] / ms["seqgrad " w " 2 " r]
+            rl = rl sprintf("%s%.2f", r > 1 ? ", " : "", x); rv = rv " " x
+            sl = sl sprintf("%s%.2fx", r > 1 ? ", " : "", y); sv = sv " " y
+        }
+        printf "| %s | %s | %.2f | %s | %.2fx |\n", w, rl, median_of(rv), sl, median_of(sv)
     }
 }' "$RAW"
