@@ -79,8 +79,9 @@ static void softmax_rows(const real* x, real* y, int64_t rows, int64_t n) {
     for (int64_t r = b0; r < b1; ++r) {
       real* yr = y + r * n;
       const double total = lane_sum(n, [yr](int64_t k) { return static_cast<double>(yr[k]); });
-      // total >= 1 (the maximum gave exp(0)) unless the row was all -inf: no distribution, zeros
-      const real inv = total > 0 ? static_cast<real>(1.0 / total) : 0;
+      // total >= 1 (the maximum gave exp(0)) unless the row was all -inf: no distribution, zeros.
+      // (A NaN in the row makes total NaN, and the whole row NaN, as it should.)
+      const real inv = total == 0 ? 0 : static_cast<real>(1.0 / total);
       for (int64_t k = 0; k < n; ++k) yr[k] *= inv;
     }
   }

@@ -41,6 +41,23 @@ TEST_CASE("a fully masked row (all -inf) gives zeros, never NaN") {
   for (real v : dx.to_vector()) CHECK(v == 0);
 }
 
+TEST_CASE("a NaN in a row makes that row NaN, as in PyTorch, and leaves the other rows alone") {
+  const real nan = std::numeric_limits<real>::quiet_NaN();
+  for (int64_t n : {3, 20}) {  // a short row, and one with a full vector of 8 and a tail
+    CAPTURE(n);
+    Tensor x = randn({3, n});
+    x.data()[1 * n + 1] = nan;  // one NaN in row 1
+    for (int64_t k = 0; k < n; ++k) x.data()[2 * n + k] = nan;  // row 2 all NaN
+    const Tensor y = softmax(x, -1);
+    for (int64_t k = 0; k < n; ++k) {
+      CHECK(std::isfinite(y.at({0, k})));
+      CHECK(std::isnan(y.at({1, k})));
+      CHECK(std::isnan(y.at({2, k})));
+    }
+    CHECK(std::isnan(scaled_masked_softmax(x, Tensor(), 1).at({1, 0})));
+  }
+}
+
 TEST_CASE("cross-entropy: plain, label smoothing, ignore_index") {
   // logits (2, 3), targets {2, 0}
   const Tensor x = from_vector({1, 2, 3, 0, 0, 0}, {2, 3});
