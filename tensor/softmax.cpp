@@ -129,10 +129,8 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis, real sc
   for_each_row(y.shape(), a, [&](int64_t off, int64_t n, int64_t st) {
     const double dot =
         lane_sum(n, [&](int64_t k) { return static_cast<double>(pg[off + k * st]) * py[off + k * st]; });
-    for (int64_t k = 0; k < n; ++k)
-      pd[off + k * st] = py[off + k * st] * (pg[off + k * st] - static_cast<real>(dot));
-    if (scale != 1)
-      for (int64_t k = 0; k < n; ++k) pd[off + k * st] *= scale;
+    for (int64_t k = 0; k < n; ++k)  // (times a scale of 1 is exact: plain softmax is unchanged)
+      pd[off + k * st] = py[off + k * st] * (pg[off + k * st] - static_cast<real>(dot)) * scale;
   });
   return dx;
 }
