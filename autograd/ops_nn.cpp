@@ -16,6 +16,17 @@ namespace seqgrad {
 // ================================================================================================
 // matmul
 
+// Adds op(x) op(y), a matmul's gradient for input i, to that input's gradient: straight into
+// the gradient buffer (add_grad_into) when the input was not broadcast, i.e. its batch axes are
+// dC's; otherwise computed apart and summed back over the broadcast axes.
+void add_matmul_grad(Node& n, size_t i, const Tensor& dC, const Tensor& x, bool tx, const Tensor& y, bool ty) {
+  const Shape& in = n.inputs[i].shape();
+  if (Shape(in.begin(), in.end() - 2) == Shape(dC.shape().begin(), dC.shape().end() - 2))
+    n.add_grad_into(i, [&](Tensor& g, bool accumulate) { matmul_into(g, x, y, tx, ty, accumulate); });
+  else
+    n.add_grad(i, sum_to_shape(matmul(x, y, tx, ty), in));
+}
+
 // [docs:matmul]
 Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
   // (B, T, C) @ (C, H): fold the batch axes of a into its rows, so both the product and the
@@ -32,12 +43,16 @@ Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
     //   dA = ta ? op(B) dC^T : dC op(B)^T          dB = tb ? dC^T op(A) : op(A)^T dC
     // The transposes are flags to the kernel: no transposed copy is ever made.
     if (n.needs_grad(0)) {
-      const Tensor dA = ta ? matmul(bv, dC, tb, true) : matmul(dC, bv, false, !tb);
-      n.add_grad(0, sum_to_shape(dA, av.shape()));  // broadcast batch axes sum back
+      if (ta)
+        add_matmul_grad(n, 0, dC, bv, tb, dC, true);  // dA = op(B) dC^T
+      else
+        add_matmul_grad(n, 0, dC, dC, false, bv, !tb);  // dA = dC op(B)^T
     }
     if (n.needs_grad(1)) {
-      const Tensor dB = tb ? matmul(dC, av, true, ta) : matmul(av, dC, !ta, false);
-      n.add_grad(1, sum_to_shape(dB, bv.shape()));
+      if (tb)
+        add_matmul_grad(n, 1, dC, dC, true, av, ta);  // dB = dC^T op(A)
+      else
+        add_matmul_grad(n, 1, dC, av, !ta, dC, false);  // dB = op(A)^T dC
     }
   });
 }
@@ -56,10 +71,18 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b) {
     // y = x W^T + b over the rows of x (R of them, every axis but the last):
     //   dx = dy W   (R, out) @ (out, in)      dW = dy^T x   (out, R) @ (R, in)
     //   db = the sum of dy's rows             (each row of y got the same b)
+    // Both products go straight into the gradients (add_grad_into): a weight used at every
+    // step of a sequence adds its gradient in place, with no temporary (out, in) per step.
     const int64_t out = wv.size(0), in = wv.size(1);
-    const Tensor dy2 = dy.reshape({-1, out});
-    if (n.needs_grad(0)) n.add_grad(0, matmul(dy2, wv).reshape(xv.shape()));
-    if (n.needs_grad(1)) n.add_grad(1, matmul(dy2, xv.reshape({-1, in}), /*trans_a=*/true, false));
+    const int64_t rows = numel(Shape(xv.shape().begin(), xv.shape().end() - 1));  // R
+    const Tensor dy2 = dy.reshape({rows, out}), x2 = xv.reshape({rows, in});
+    if (n.needs_grad(0))
+      n.add_grad_into(0, [&](Tensor& dx, bool accumulate) {
+        Tensor dx2 = dx.reshape({rows, in});  // the same buffer, seen as (R, in)
+        matmul_into(dx2, dy2, wv, false, false, accumulate);
+      });
+    if (n.needs_grad(1))
+      n.add_grad_into(1, [&](Tensor& dw, bool accumulate) { matmul_into(dw, dy2, x2, /*trans_a=*/true, false, accumulate); });
     if (n.inputs.size() > 2 && n.needs_grad(2)) n.add_grad(2, sum_to_shape(dy, {out}));
   });
 }

@@ -115,6 +115,18 @@ void Node::add_grad(size_t i, const Tensor& g) {
 }
 // [docs:end]
 
+// [docs:add_grad_into]
+void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& write) {
+  Variable& in = inputs[i];
+  if (!in.requires_grad()) return;
+  Tensor& acc = in.impl_->grad;
+  if (acc.defined() && acc.is_unique()) return write(acc, /*accumulate=*/true);  // acc += gradient
+  Tensor g = Tensor::empty(in.shape());
+  write(g, /*accumulate=*/false);  // g = gradient
+  acc = acc.defined() ? acc + g : g;
+}
+// [docs:end]
+
 void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
   Variable& in = inputs[i];
   if (!in.requires_grad()) return;

@@ -92,6 +92,11 @@ struct Node {
   bool needs_grad(size_t i) const { return inputs[i].requires_grad(); }
   // Accumulate g into input i's gradient (g must have the input's shape).
   void add_grad(size_t i, const Tensor& g);
+  // The same without the temporary g: write(out, accumulate) computes the gradient into out,
+  // a tensor of the input's shape, overwriting it, or adding to it when accumulate is true.
+  // A weight used at every step of a sequence gets a gradient per step; matmul's and linear's
+  // backward add each one straight into the gradient already there (gemm's accumulate).
+  void add_grad_into(size_t i, const std::function<void(Tensor& out, bool accumulate)>& write);
   // Accumulate g into the region start.. along `axis` of input i's gradient (g has the input's
   // shape except along axis). What slice's backward uses: no full-size zeros per slice.
   void add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g);

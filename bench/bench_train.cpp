@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   }
   std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f\n", workload.c_str(),
               static_cast<long long>(threads), median(ms), peak_rss_mb());
-  std::fprintf(stderr, "# cpu_ms_per_step=%.2f (median CPU time of the process); last loss %.4f\n", median(cpu),
+  std::fprintf(stderr, "# cpu_ms_per_step=%.2f (median CPU time of the process); last loss %.9g\n", median(cpu),
                static_cast<double>(loss));
   return 0;
 }

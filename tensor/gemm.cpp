@@ -4,9 +4,10 @@
 // What it is: one portable C++ kernel that reaches the speed of a tuned BLAS on large float
 // matrices. The work is cut into blocks that fit the caches, the operands are copied ("packed")
 // into the order the innermost loop reads them, and that loop keeps a 6 x 16 tile of C in vector
-// registers. What it is not: a BLAS. There is no alpha/beta, no leading dimensions, no
-// hand-written assembly: vectors are GCC/Clang vector extensions, which the compiler turns into
-// AVX2 instructions here and into pairs of SSE or NEON instructions (or scalar code) elsewhere.
+// registers. What it is not: a BLAS. There is no alpha, no beta but 0 and 1 (C = or C +=), no
+// leading dimensions, no hand-written assembly: vectors are GCC/Clang vector extensions, which
+// the compiler turns into AVX2 instructions here and into pairs of SSE or NEON instructions (or
+// scalar code) elsewhere.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
 #include <algorithm>
@@ -234,7 +235,8 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // The micro-kernel: a 6 x 16 tile of C from a sliver of A and a panel of B
 //
 //   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
-//   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones)
+//   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones,
+//                                                          or every one when gemm accumulates)
 //
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
@@ -363,8 +365,9 @@ constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
 
 // C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
 // row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
+// The first K block overwrites C, unless `accumulate` (gemm's): then every block adds to it.
 void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, const BPanels& bp,
-                  int64_t q0, int64_t q1, real* C, int64_t i0) {
+                  int64_t q0, int64_t q1, real* C, int64_t i0, bool accumulate) {
   const int64_t N = bp.N, slivers = ceil_div(mc, MR);
   for (int64_t q = q0; q < q1; ++q) {
     const int64_t j0 = q * NR, n = std::min(NR, N - j0);
@@ -382,9 +385,9 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       if (packed)
-        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, bias, c, N, m, n, k0 > 0);
+        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, bias, c, N, m, n, accumulate || k0 > 0);
       else
-        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, bias, c, N, m, n, k0 > 0);
+        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, bias, c, N, m, n, accumulate || k0 > 0);
     }
   }
 }
@@ -416,7 +419,7 @@ thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_
 // added together in order at the end.
 template <int R, int V, int S>
 void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, real* c,
-               int64_t ldc, int64_t n) {
+               int64_t ldc, int64_t n, bool accumulate) {
   // (Every loop over s, r or v is unrolled, so that the compiler keeps acc in registers.)
   vec acc[S][R][V];
   const real* a_row[R];
@@ -457,12 +460,20 @@ void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
     real* cr = c + r * ldc;
     if (n == V * VL) {
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) *as_vec(cr + v * VL) = acc[0][r][v];
+      for (int v = 0; v < V; ++v) {
+        if (accumulate)
+          *as_vec(cr + v * VL) += acc[0][r][v];
+        else
+          *as_vec(cr + v * VL) = acc[0][r][v];
+      }
     } else {
       alignas(64) real row[V * VL];
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) *as_vec(row + v * VL) = acc[0][r][v];
-      copy_short(cr, row, n);
+      if (accumulate)
+        for (int64_t j = 0; j < n; ++j) cr[j] += row[j];
+      else
+        copy_short(cr, row, n);
     }
   }
 }
@@ -470,30 +481,33 @@ void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
 // Rows [i0, i0 + R) of C, columns [0, n): tiles of V vectors, then single vectors for the rest.
 template <int R, int V, int S>
 void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias,
-               int64_t n, real* c, int64_t ldc) {
+               int64_t n, real* c, int64_t ldc, bool accumulate) {
   auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
-  for (; j + V * VL <= n; j += V * VL) tiny_tile<R, V, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL);
-  for (; j < n; j += VL) tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j));
+  for (; j + V * VL <= n; j += V * VL)
+    tiny_tile<R, V, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL, accumulate);
+  for (; j < n; j += VL)
+    tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j), accumulate);
 }
 
 // C[:, 0 : n) = op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
 // three rows two at a time (4 vectors wide) and one at a time (2 vectors wide, 4 partial sums).
 void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, const real* bias,
-                  int64_t n, real* c, int64_t ldc) {
+                  int64_t n, real* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
+  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
   if (i + 2 <= M) {
-    tiny_rows<2, 4, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
+    tiny_rows<2, 4, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
     i += 2;
   }
-  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc);
+  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
 }
 
 // C = A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
 // contiguous rows, row i of A and row j of B, so nothing needs copying. Four dot products at a
 // time, each in VL lanes that are added up in lane order at the end, then the last K % VL terms.
-void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, const real* bias, real* C) {
+void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, const real* bias, real* C,
+               bool accumulate) {
   constexpr int64_t J = 4;
   for (int64_t i = 0; i < M; ++i) {
     const real* ai = A + i * K;
@@ -513,7 +527,7 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, co
         real sum = bias ? bias[j0 + j] : 0;
         for (int64_t l = 0; l < VL; ++l) sum += acc[j][l];
         for (int64_t kk = k; kk < K; ++kk) sum += ai[kk] * B[(j0 + j) * K + kk];
-        C[i * N + j0 + j] = sum;
+        C[i * N + j0 + j] = accumulate ? C[i * N + j0 + j] + sum : sum;
       }
     }
   }
@@ -529,21 +543,21 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, co
 // S interleaved partial sums for a single row; VL lanes in tiny_dots), so it is the same on any
 // number of threads.
 void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, const real* bias,
-               real* C) {
-  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, bias, C);
+               real* C, bool accumulate) {
+  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, bias, C, accumulate);
   if (trans_b) {
     const int64_t ldb = round_up(N, VL);
     real* bt = tls_tiny_b.get(K * ldb);
     pack_block(K, N, K, ldb, B, 1, K, bt);  // op(B)(k, j) = B[j * K + k]
-    tiny_columns(M, K, a, bt, ldb, bias, N, C, N);
+    tiny_columns(M, K, a, bt, ldb, bias, N, C, N, accumulate);
     return;
   }
   const int64_t full = N - N % VL;
-  if (full > 0) tiny_columns(M, K, a, B, N, bias, full, C, N);
+  if (full > 0) tiny_columns(M, K, a, B, N, bias, full, C, N, accumulate);
   if (full < N) {
     real* tail = tls_tiny_b.get(K * VL);
     pack_block(K, N - full, K, VL, B + full, N, 1, tail);
-    tiny_columns(M, K, a, tail, VL, bias ? bias + full : nullptr, N - full, C + full, N);
+    tiny_columns(M, K, a, tail, VL, bias ? bias + full : nullptr, N - full, C + full, N, accumulate);
   }
 }
 
@@ -567,16 +581,21 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
-          real* C, const real* bias) {
+          real* C, const real* bias, bool accumulate) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // an empty sum: 0, or the bias
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * N + j] = bias ? bias[j] : 0;
+      for (int64_t j = 0; j < N; ++j) {
+        if (!accumulate)
+          C[i * N + j] = bias ? bias[j] : 0;
+        else if (bias)
+          C[i * N + j] += bias[j];
+      }
     return;
   }
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
   if (M * N * K <= kTinyMacs)
-    return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C);
+    return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, accumulate);
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
   const int64_t n_panels = ceil_div(N, NR);
@@ -676,7 +695,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
         }
-        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0);  // C[i0 : i0 + mc, panels q0 .. q1)
+        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, accumulate);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
   };

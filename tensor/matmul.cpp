@@ -14,7 +14,7 @@ namespace seqgrad {
 
 // [docs:gemm_reference]
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C, const real* bias) {
+                    bool trans_b, real* C, const real* bias, bool accumulate) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double acc = bias ? bias[j] : 0;
@@ -23,7 +23,7 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
         const real b = trans_b ? B[j * K + k] : B[k * N + j];
         acc += static_cast<double>(a) * b;
       }
-      C[i * N + j] = static_cast<real>(acc);
+      C[i * N + j] = accumulate ? C[i * N + j] + static_cast<real>(acc) : static_cast<real>(acc);
     }
 }
 // [docs:end]
@@ -33,9 +33,11 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
 
 namespace {
 
-using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*);
+using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*, bool);
 
-Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel) {
+// op(a) @ op(b) into `out` (allocated here when undefined), overwriting it or adding to it.
+Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel,
+                      Tensor out = Tensor(), bool accumulate = false) {
   check(a.dim() >= 2 && b.dim() >= 2, "matmul: expected operands with at least 2 dimensions, got ",
         a.shape(), " and ", b.shape());
   const int64_t M = trans_a ? a.size(-1) : a.size(-2), K = trans_a ? a.size(-2) : a.size(-1);
@@ -50,7 +52,13 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
   const std::vector<int64_t> sa = broadcast_strides(batch_a, shape), sb = broadcast_strides(batch_b, shape);
   shape.push_back(M);
   shape.push_back(N);
-  Tensor out = Tensor::empty(shape);
+  if (out.defined()) {
+    check(out.shape() == shape, "matmul_into: expected out of shape ", shape, ", got ", out.shape());
+    check(!out.shares_storage(a) && !out.shares_storage(b),
+          "matmul_into: expected out to share no memory with the operands, got out sharing a's or b's");
+  } else {
+    out = Tensor::empty(shape);
+  }
   if (out.numel() == 0) return out;
   // Offset, in matrices, of batch entry `i` in each operand.
   auto matrix_index = [&](int64_t i, const std::vector<int64_t>& st) {
@@ -63,7 +71,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
   };
   auto run = [&](int64_t i) {
     kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
-           trans_b, out.data() + i * M * N, nullptr);
+           trans_b, out.data() + i * M * N, nullptr, accumulate);
   };
   // Small matrices: one batch entry per task. Large ones: let gemm split each matrix.
   if (batch > 1 && M * N * K < (1 << 18)) {
@@ -84,6 +92,11 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 
 Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   return batched_matmul(a, b, trans_a, trans_b, gemm_reference);
+}
+
+void matmul_into(Tensor& out, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool accumulate) {
+  check(out.defined(), "matmul_into: expected a defined out tensor, got an undefined one");
+  batched_matmul(a, b, trans_a, trans_b, gemm, out, accumulate);
 }
 
 // [docs:linear]

@@ -18,14 +18,23 @@ namespace seqgrad {
 //   A is stored (M, K), or (K, M) when trans_a;  B is stored (K, N), or (N, K) when trans_b.
 //   bias, if given, is N values added to every row of C: each sum starts from bias[j] instead
 //   of 0 (Linear's x W^T + b in one pass over C).
+//   accumulate: C += op(A) op(B) (+ bias) instead (BLAS's beta = 1). Backward uses it to add a
+//   weight's gradient straight into the gradient already there (Node::add_grad_into): no
+//   temporary, no second pass. For K <= 256 (one K block) the result is exactly C plus the
+//   product computed on its own; for longer K, C joins the sum at the first block and the
+//   rounding may differ.
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-          bool trans_b, real* C, const real* bias = nullptr);
-// The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way.
+          bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false);
+// The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way
+// (with accumulate, that value is added to C[i][j]).
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C, const real* bias = nullptr);
+                    bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false);
 
 // (..., M, K) @ (..., K, N) -> (broadcast batch..., M, N)
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// The same product written into `out`, which must have the product's shape and share no memory
+// with a or b: out = op(a) op(b), or out += op(a) op(b) when accumulate.
+void matmul_into(Tensor& out, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool accumulate);
 // The same through gemm_reference (for tests and benchmarks).
 Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 

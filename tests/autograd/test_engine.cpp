@@ -68,6 +68,56 @@ TEST_CASE("a backward that returns the wrong shape is caught where gradients mee
                        std::invalid_argument);
 }
 
+namespace {
+
+// y = 2 x, whose backward writes its gradient through add_grad_into and records each call.
+struct IntoCall {
+  const real* out;
+  bool accumulate;
+};
+Variable twice_into(const Variable& x, std::vector<IntoCall>* calls) {
+  return make_result("twice_into", x.value() * real(2), {x}, [calls](const Tensor& dout, Node& n) {
+    n.add_grad_into(0, [&](Tensor& out, bool accumulate) {
+      calls->push_back({out.data(), accumulate});
+      for (int64_t i = 0; i < out.numel(); ++i) out.data()[i] = (accumulate ? out.data()[i] : 0) + 2 * dout.data()[i];
+    });
+  });
+}
+
+// y = x, whose backward hands its output's gradient on as it is: x's gradient then shares it.
+Variable pass_through(const Variable& x) {
+  return make_result("pass_through", x.value().clone(), {x}, [](const Tensor& dout, Node& n) { n.add_grad(0, dout); });
+}
+
+}  // namespace
+
+TEST_CASE("add_grad_into: the first gradient is written, later ones are added in place") {
+  Variable x(from_vector({1, 2, 3}), true);
+  std::vector<IntoCall> calls;
+  sum(twice_into(x, &calls) + twice_into(x, &calls)).backward();
+  CHECK(x.grad().to_vector() == std::vector<real>{4, 4, 4});
+  REQUIRE(calls.size() == 2);
+  CHECK_FALSE(calls[0].accumulate);
+  CHECK(calls[1].accumulate);
+  CHECK(calls[1].out == calls[0].out);              // the same buffer: no temporary
+  CHECK(x.grad().data() == calls[0].out);
+}
+
+TEST_CASE("add_grad_into: a gradient buffer someone else still sees is not written in place") {
+  // x's gradient starts out as y's (pass_through shares it); y keeps it (retain_grad). Adding
+  // twice_into's share in place would change y.grad too. (With twice_into first in the sum,
+  // the engine runs pass_through's backward first, which is the case to test.)
+  Variable x(from_vector({1, 2, 3}), true);
+  std::vector<IntoCall> calls;
+  Variable y = pass_through(x);
+  y.retain_grad();
+  sum(twice_into(x, &calls) + y * real(3)).backward();
+  CHECK(y.grad().to_vector() == std::vector<real>{3, 3, 3});
+  CHECK(x.grad().to_vector() == std::vector<real>{5, 5, 5});
+  REQUIRE(calls.size() == 1);
+  CHECK_FALSE(calls[0].accumulate);
+}
+
 TEST_CASE("a chain of 100,000 ops: no stack overflow in backward or in destruction") {
   Variable x(scalar(1), true);
   {

@@ -192,6 +192,28 @@ TEST_CASE("grad: batched matmul with broadcast batch axes") {
   CHECK_GRAD([](const Vars& v) { return matmul(v[0], v[1], true, false); }, {randn({2, 4, 3}), randn({4, 2})});
 }
 
+TEST_CASE("grad: operands used several times, each use's gradient added into the last (add_grad_into)") {
+  manual_seed(14);
+  // A recurrent weight: W and b at two steps and in a plain matmul; x feeds a linear and a matmul.
+  CHECK_GRAD(
+      [](const Vars& v) {
+        const Variable h = tanh(linear(v[0], v[1], v[2]));                   // (3, 4)
+        return linear(h, v[1], v[2]) + matmul(v[0], v[1], false, true) + h;  // W used three times
+      },
+      {randn({3, 4}), randn({4, 4}), randn({4})});
+  // Attention over a memory (B, S, H) used for the scores and for the context, at two steps.
+  CHECK_GRAD(
+      [](const Vars& v) {
+        Variable out = v[1];  // the query (B, 1, H)
+        for (int step = 0; step < 2; ++step) {
+          const Variable weights = softmax(matmul(out, v[0], false, true), -1);  // (B, 1, S)
+          out = tanh(matmul(weights, v[0]) + out);                              // (B, 1, H)
+        }
+        return out;
+      },
+      {randn({2, 5, 3}), randn({2, 1, 3})});
+}
+
 TEST_CASE("grad: softmax and log_softmax on every axis") {
   manual_seed(13);
   const Tensor x = randn({2, 3, 4});

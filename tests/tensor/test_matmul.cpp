@@ -136,6 +136,83 @@ TEST_CASE("gemm: a bias row is added on every path (tiny, dot products, B in pla
   CHECK(gemm_mismatches(64, 512, 128, false, true, true) == 0);  // short C: column blocks
 }
 
+namespace {
+
+// gemm with accumulate on C0: C0 + op(A) op(B) (+ bias). Counts elements that differ from C0
+// plus the product computed on its own, by gemm (bit for bit when K fits one K block of 256,
+// where accumulating changes no rounding) or, for longer K, by the reference within tolerance.
+// Also checks gemm_reference's own accumulate against C0 plus its product.
+int64_t accumulate_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool with_bias) {
+  const std::vector<real> A = random_values(M * K, 7 + M), B = random_values(K * N, 8 + N);
+  const std::vector<real> bias = random_values(N, 9 + K), C0 = random_values(M * N, 10 + K);
+  const real* b = with_bias ? bias.data() : nullptr;
+  std::vector<real> C = C0, P(static_cast<size_t>(M * N)), R = C0, RP(static_cast<size_t>(M * N));
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data(), b, /*accumulate=*/true);
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, P.data(), b);
+  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data(), b, /*accumulate=*/true);
+  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, RP.data(), b);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M * N; ++i) {
+    const real expect = C0[i] + P[i];
+    if (K <= 256 ? C[i] != expect : !(std::abs(C[i] - R[i]) <= tolerance(K, R[i]))) ++bad;
+    if (R[i] != C0[i] + RP[i]) ++bad;
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("gemm: accumulate adds the product to C on every path (tiny, dot products, B in place, packed)") {
+  // The same paths as the bias test below, with and without a bias, then split over threads:
+  // along M, and a short C cut into column blocks (the weight gradients of an RNN step).
+  const std::vector<Dims> shapes = {{1, 1, 1},    {3, 20, 32},   {7, 13, 17},    {20, 32, 20},
+                                    {2, 9, 5},    {6, 40, 300},  {64, 128, 64},  {97, 101, 103},
+                                    {150, 40, 600}, {5, 7, 0},   {1, 20, 128},   {20, 128, 1}};
+  for (const Dims& d : shapes)
+    for (int t = 0; t < 8; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4;
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(t);
+      CHECK(accumulate_mismatches(d.M, d.N, d.K, trans_a, trans_b, with_bias) == 0);
+    }
+  ThreadCount two(2);
+  for (int t = 0; t < 4; ++t) {
+    CAPTURE(t);
+    CHECK(accumulate_mismatches(300, 200, 100, t & 1, t & 2, false) == 0);
+    CHECK(accumulate_mismatches(512, 128, 64, t & 1, t & 2, false) == 0);
+    CHECK(accumulate_mismatches(64, 512, 128, t & 1, t & 2, false) == 0);
+    CHECK(accumulate_mismatches(200, 300, 700, t & 1, t & 2, true) == 0);
+  }
+}
+
+TEST_CASE("matmul_into: writes or adds the product into a given tensor, batched and broadcast") {
+  const Tensor a = random_tensor({2, 1, 4, 6}, 31), b = random_tensor({3, 6, 5}, 32);
+  const Tensor product = matmul(a, b);  // (2, 3, 4, 5)
+  Tensor out = random_tensor({2, 3, 4, 5}, 33);
+  const std::vector<real> before = out.to_vector();
+  matmul_into(out, a, b, false, false, /*accumulate=*/true);
+  for (int64_t i = 0; i < out.numel(); ++i) CHECK(out.data()[i] == before[i] + product.data()[i]);
+  matmul_into(out, a, b, false, false, /*accumulate=*/false);
+  CHECK(bit_identical(out.to_vector(), product.to_vector()));
+  // The transposed operands of a backward: dW = dY^T X.
+  const Tensor dY = random_tensor({60, 40}, 34), X = random_tensor({60, 24}, 35);
+  Tensor dW = zeros({40, 24});
+  matmul_into(dW, dY, X, /*trans_a=*/true, false, /*accumulate=*/true);
+  CHECK(bit_identical(dW.to_vector(), matmul(dY, X, true, false).to_vector()));
+
+  Tensor wrong = zeros({2, 3, 5, 4}), undefined;
+  CHECK_THROWS_WITH_AS(matmul_into(wrong, a, b, false, false, false),
+                       "matmul_into: expected out of shape [2, 3, 4, 5], got [2, 3, 5, 4]", std::invalid_argument);
+  Tensor square = random_tensor({4, 4}, 36), alias = square.reshape({4, 4});
+  CHECK_THROWS_WITH_AS(matmul_into(alias, square, square, false, false, true),
+                       "matmul_into: expected out to share no memory with the operands, got out sharing a's or b's",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(matmul_into(undefined, a, b, false, false, false),
+                       "matmul_into: expected a defined out tensor, got an undefined one", std::invalid_argument);
+}
+
 TEST_CASE("linear: x W^T + b equals matmul then add, for any number of batch axes") {
   const Tensor w = random_tensor({5, 7}, 21), b = random_tensor({5}, 22);
   for (const Shape& xs : {Shape{7}, Shape{3, 7}, Shape{2, 4, 7}, Shape{0, 7}}) {
