@@ -5,8 +5,8 @@
 // These ops move memory and do almost no arithmetic, so their cost is how they walk their
 // operands: a bias added to every token, a causal or padding mask over the attention scores,
 // the heads split off by a permute; and attention's scaled, masked softmax, composed and fused.
-// Each line is the median of 15 samples of 20 calls, on one
-// thread.
+// Each line is the median of 15 samples of 20 calls, on one thread. The last lines time the
+// thread pool itself: what a parallel_for job costs beyond the work it shares out.
 //   make bench && build/bench_elementwise
 #include <algorithm>
 #include <chrono>
@@ -63,4 +63,24 @@ int main(int argc, char** argv) {
               median_us([&] { softmax(masked_fill(scores * scale, causal, -inf), -1); }));
   std::printf("scaled_masked_softmax(scores, causal, scale)     %8.1f\n",
               median_us([&] { scaled_masked_softmax(scores, causal, scale); }));
+
+  // What handing work to the pool costs: a job of two chunks on 2 threads, against one chunk
+  // alone on this thread (the time the job would take if splitting were free). A chunk is a
+  // fixed dependent loop of about a microsecond, the size of an LSTM step's smaller ops.
+  volatile double sink = 0;
+  auto chunk = [&sink] {
+    double x = 1;
+    for (int i = 0; i < 1000; ++i) x = x * 0.999999 + 1e-9;
+    sink = sink + x;
+  };
+  const double alone = median_us(chunk);
+  set_num_threads(2);
+  const double job = median_us([&] {
+    parallel_for(0, 2, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) chunk();
+    });
+  });
+  std::printf("# thread pool                                    us per job (2 threads)\n");
+  std::printf("one chunk alone, 1 thread                        %8.2f\n", alone);
+  std::printf("parallel_for of two such chunks, 2 threads       %8.2f  (overhead %.2f)\n", job, job - alone);
 }
