@@ -22,6 +22,12 @@
 // the process's peak resident memory. --decode (transformer only) prints instead the speed of
 // greedy decoding 20 tokens for the batch of 64, with and without the key/value cache:
 //   workload=transformer_decode threads=<t> cache=on tokens_per_s=<median> ...
+//
+// --threads 1,2 (a list) trains one model, switching the pool between the thread counts after
+// every step, and prints a line per count; N and W count rounds (one step per count each). On a
+// machine shared with other work the load drifts over seconds, and two separate runs can see
+// different machines; steps interleaved a few milliseconds apart see the same one. stderr then
+// also gets the median over the rounds of the first count's step time over each other's.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -36,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;
@@ -191,71 +198,62 @@ void bench_decode(int threads, int64_t runs) {
   }
 }
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr,
-               "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer [--threads T] [--steps N] "
-               "[--warmup W] [--decode]\n",
-               message.c_str());
-  std::exit(2);
-}
-
-int64_t parse_count(const std::string& flag, const char* text, int64_t least) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || v < least)
-    usage_error(flag + " expects a whole number >= " + std::to_string(least) + ", got '" + text + "'");
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string workload;
-  int64_t threads = 1, steps = 30, warmup = 5;
-  bool decode = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--decode") {
-      decode = true;
-      continue;
-    }
-    if (i + 1 >= argc) usage_error("flag '" + flag + "' is unknown or has no value");
-    if (flag == "--workload")
-      workload = argv[++i];
-    else if (flag == "--threads")
-      threads = parse_count(flag, argv[++i], 1);
-    else if (flag == "--steps")
-      steps = parse_count(flag, argv[++i], 1);
-    else if (flag == "--warmup")
-      warmup = parse_count(flag, argv[++i], 0);
-    else
-      usage_error("unknown flag '" + flag + "'");
+  bench::TrainBenchFlags flags;
+  try {
+    flags = bench::parse_train_bench_flags(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr,
+                 "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer [--threads T[,T...]] "
+                 "[--steps N] [--warmup W] [--decode]\n",
+                 e.what());
+    return 2;
   }
-  if (workload != "lstm_attn" && workload != "transformer")
-    usage_error("--workload expects lstm_attn or transformer, got '" + workload + "'");
-  if (decode && workload != "transformer") usage_error("--decode needs --workload transformer");
-  set_num_threads(static_cast<int>(threads));
+  const std::string& workload = flags.workload;
+  const std::vector<int64_t>& threads = flags.threads;
+  const int64_t steps = flags.steps, warmup = flags.warmup;
+  const bool decode = flags.decode;
+  set_num_threads(static_cast<int>(threads[0]));
   manual_seed(0);
   if (decode) {
-    bench_decode(static_cast<int>(threads), steps);
+    bench_decode(static_cast<int>(threads[0]), steps);
     return 0;
   }
 
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<nn::Adam> optimizer;
   const StepFn step = make_step(workload, model, optimizer);
-  for (int64_t s = 0; s < warmup; ++s) step();
-  std::vector<double> ms, cpu;
+  const size_t counts = threads.size();
+  for (int64_t s = 0; s < warmup; ++s)
+    for (int64_t t : threads) {
+      set_num_threads(static_cast<int>(t));
+      step();
+    }
+  std::vector<std::vector<double>> ms(counts), cpu(counts);  // per thread count, per round
   real loss = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    const double t0 = now_ms(), c0 = cpu_ms();
-    loss = step();
-    ms.push_back(now_ms() - t0);
-    cpu.push_back(cpu_ms() - c0);
+  for (int64_t s = 0; s < steps; ++s)
+    for (size_t c = 0; c < counts; ++c) {
+      set_num_threads(static_cast<int>(threads[c]));
+      const double t0 = now_ms(), c0 = cpu_ms();
+      loss = step();
+      ms[c].push_back(now_ms() - t0);
+      cpu[c].push_back(cpu_ms() - c0);
+    }
+  for (size_t c = 0; c < counts; ++c) {
+    std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f\n", workload.c_str(),
+                static_cast<long long>(threads[c]), median(ms[c]), peak_rss_mb());
+    std::fprintf(stderr, "# threads=%lld cpu_ms_per_step=%.2f (median CPU time of the process)\n",
+                 static_cast<long long>(threads[c]), median(cpu[c]));
   }
-  std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f\n", workload.c_str(),
-              static_cast<long long>(threads), median(ms), peak_rss_mb());
-  std::fprintf(stderr, "# cpu_ms_per_step=%.2f (median CPU time of the process); last loss %.9g\n", median(cpu),
-               static_cast<double>(loss));
+  for (size_t c = 1; c < counts; ++c) {
+    std::vector<double> ratio;
+    for (int64_t s = 0; s < steps; ++s) ratio.push_back(ms[0][s] / ms[c][s]);
+    std::fprintf(stderr, "# interleaved: threads=%lld step / threads=%lld step, median over %lld rounds: %.3f\n",
+                 static_cast<long long>(threads[0]), static_cast<long long>(threads[c]),
+                 static_cast<long long>(steps), median(ratio));
+  }
+  std::fprintf(stderr, "# last loss %.9g\n", static_cast<double>(loss));
   return 0;
 }

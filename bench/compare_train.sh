@@ -6,7 +6,9 @@
 # change in the machine's load hits both sides alike. Prints every raw line, then a table of
 # the medians over the rounds with the ratios the performance chapter reports:
 #   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up;
-# and a second table with those ratios round by round and their medians.
+# and a second table with those ratios round by round and their medians. Each round also runs
+# `bench_train --threads 1,2`, which alternates 1 and 2 threads step by step in one process:
+# its speed-up compares steps milliseconds apart, which the machine's other load hits alike.
 #
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
@@ -32,6 +34,8 @@ for r in $(seq "$ROUNDS"); do
             line=$("$OURS" --workload "$w" --threads "$t" 2>/dev/null)
             echo "round=$r side=seqgrad $line" | tee -a "$RAW"
         done
+        ratio=$("$OURS" --workload "$w" --threads 1,2 2>&1 >/dev/null | sed -n 's/^# interleaved: .*: //p')
+        echo "round=$r side=interleaved workload=$w speedup=$ratio" | tee -a "$RAW"
     done
 done
 echo "# done $(date -u '+%H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -49,6 +53,10 @@ function median_of(list,   n, i, j, a, tmp) {
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 function median(key) { return median_of(vals[key]) }
+field("side") == "interleaved" {
+    il[field("workload") " " field("round")] = field("speedup")
+    next
+}
 {
     key = field("side") " " field("workload") " " field("threads")
     vals[key] = vals[key] " " field("ms_per_step")
@@ -71,16 +79,19 @@ END {
     # The same ratios round by round: the two sides of a round ran a minute apart, so a ratio
     # within a round is less exposed to the machine'"'"'s load drifting than a ratio of medians.
     printf "\n| workload | seqgrad / PyTorch, 1 thread, each round | median |"
-    printf " seqgrad 1t / 2t, each round | median |\n"
-    printf "|---|---|---:|---|---:|\n"
+    printf " seqgrad 1t / 2t, each round | median | seqgrad 1t / 2t, steps interleaved, each round | median |\n"
+    printf "|---|---|---:|---|---:|---|---:|\n"
     for (wi = 1; wi <= 2; wi++) {
-        w = ws[wi]; rl = ""; sl = ""; rv = ""; sv = ""
+        w = ws[wi]; rl = ""; sl = ""; il_l = ""; rv = ""; sv = ""; iv = ""
         for (r = 1; r <= rounds; r++) {
             x = ms["seqgrad " w " 1 " r] / ms["torch " w " 1 " r]
             y = ms["seqgrad " w " 1 " r] / ms["seqgrad " w " 2 " r]
+            z = il[w " " r]
             rl = rl sprintf("%s%.2f", r > 1 ? ", " : "", x); rv = rv " " x
             sl = sl sprintf("%s%.2fx", r > 1 ? ", " : "", y); sv = sv " " y
+            il_l = il_l sprintf("%s%.2fx", r > 1 ? ", " : "", z); iv = iv " " z
         }
-        printf "| %s | %s | %.2f | %s | %.2fx |\n", w, rl, median_of(rv), sl, median_of(sv)
+        printf "| %s | %s | %.2f | %s | %.2fx | %s | %.2fx |\n", w, rl, median_of(rv), sl, median_of(sv),
+               il_l, median_of(iv)
     }
 }' "$RAW"

@@ -1,0 +1,86 @@
+// bench/bench_flags.h - bench_train's command line, parsed apart from running it, so that
+// tests/bench/test_bench_flags.cpp can pin every message a mistyped flag gets.
+//   --workload lstm_attn|transformer  --threads T or T1,T2,...  --steps N  --warmup W  --decode
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace seqgrad::bench {
+
+struct TrainBenchFlags {
+  std::string workload;
+  std::vector<int64_t> threads{1};  // one count, or several to interleave step by step
+  int64_t steps = 30, warmup = 5;
+  bool decode = false;
+};
+
+namespace detail {
+
+[[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+// A whole number >= least.
+inline int64_t parse_count(const std::string& flag, const std::string& text, int64_t least) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < least)
+    fail(flag + " expects a whole number >= " + std::to_string(least) + ", got '" + text + "'");
+  return v;
+}
+
+// "2" or "1,2": thread counts from 1 to 256, none twice.
+inline std::vector<int64_t> parse_counts(const std::string& flag, const std::string& text) {
+  std::vector<int64_t> counts;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 256)
+      fail(flag + " expects a thread count from 1 to 256, or a comma-separated list of them, got '" + text + "'");
+    if (std::find(counts.begin(), counts.end(), v) != counts.end())
+      fail(flag + " lists thread count " + std::to_string(v) + " twice, in '" + text + "'");
+    counts.push_back(v);
+    if (comma == std::string::npos) return counts;
+    start = comma + 1;
+  }
+}
+
+}  // namespace detail
+
+// Throws std::invalid_argument naming the flag, what it expects and what it got.
+inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& args) {
+  TrainBenchFlags f;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--decode") {
+      f.decode = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) detail::fail("flag '" + flag + "' is unknown or has no value");
+    const std::string& value = args[++i];
+    if (flag == "--workload")
+      f.workload = value;
+    else if (flag == "--threads")
+      f.threads = detail::parse_counts(flag, value);
+    else if (flag == "--steps")
+      f.steps = detail::parse_count(flag, value, 1);
+    else if (flag == "--warmup")
+      f.warmup = detail::parse_count(flag, value, 0);
+    else
+      detail::fail("unknown flag '" + flag + "'");
+  }
+  if (f.workload != "lstm_attn" && f.workload != "transformer")
+    detail::fail("--workload expects lstm_attn or transformer, got '" + f.workload + "'");
+  if (f.decode && f.workload != "transformer") detail::fail("--decode needs --workload transformer");
+  if (f.decode && f.threads.size() > 1)
+    detail::fail("--decode takes one thread count, got a list of " + std::to_string(f.threads.size()));
+  return f;
+}
+
+}  // namespace seqgrad::bench

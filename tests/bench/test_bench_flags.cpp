@@ -1,0 +1,54 @@
+// tests/bench/test_bench_flags.cpp - bench_train's command line: what each flag accepts, and
+// the message each mistake gets (bench/bench_flags.h).
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/bench_flags.h"
+
+using seqgrad::bench::parse_train_bench_flags;
+using seqgrad::bench::TrainBenchFlags;
+
+TEST_CASE("bench_train flags: defaults, one thread count, and a list to interleave") {
+  const TrainBenchFlags d = parse_train_bench_flags({"--workload", "lstm_attn"});
+  CHECK(d.threads == std::vector<int64_t>{1});
+  CHECK(d.steps == 30);
+  CHECK(d.warmup == 5);
+  CHECK_FALSE(d.decode);
+  const TrainBenchFlags f =
+      parse_train_bench_flags({"--workload", "transformer", "--threads", "1,2", "--steps", "7", "--warmup", "0"});
+  CHECK(f.workload == "transformer");
+  CHECK(f.threads == std::vector<int64_t>{1, 2});
+  CHECK(f.steps == 7);
+  CHECK(f.warmup == 0);
+  CHECK(parse_train_bench_flags({"--workload", "transformer", "--decode", "--threads", "2"}).decode);
+}
+
+TEST_CASE("bench_train flags: each mistake is named with what was expected and what was given") {
+  auto message = [](std::vector<std::string> args) {
+    try {
+      parse_train_bench_flags(args);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(message({}) == "--workload expects lstm_attn or transformer, got ''");
+  CHECK(message({"--workload", "rnn"}) == "--workload expects lstm_attn or transformer, got 'rnn'");
+  CHECK(message({"--workload"}) == "flag '--workload' is unknown or has no value");
+  CHECK(message({"--workload", "lstm_attn", "--batch", "3"}) == "unknown flag '--batch'");
+  CHECK(message({"--workload", "lstm_attn", "--steps", "0"}) == "--steps expects a whole number >= 1, got '0'");
+  CHECK(message({"--workload", "lstm_attn", "--warmup", "-1"}) == "--warmup expects a whole number >= 0, got '-1'");
+  CHECK(message({"--workload", "lstm_attn", "--steps", "5x"}) == "--steps expects a whole number >= 1, got '5x'");
+  const std::string bad_threads = "--threads expects a thread count from 1 to 256, or a comma-separated list of them";
+  CHECK(message({"--workload", "lstm_attn", "--threads", "0"}) == bad_threads + ", got '0'");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "300"}) == bad_threads + ", got '300'");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "1,"}) == bad_threads + ", got '1,'");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "1,x"}) == bad_threads + ", got '1,x'");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "2,1,2"}) == "--threads lists thread count 2 twice, in '2,1,2'");
+  CHECK(message({"--workload", "lstm_attn", "--decode"}) == "--decode needs --workload transformer");
+  CHECK(message({"--workload", "transformer", "--decode", "--threads", "1,2"}) ==
+        "--decode takes one thread count, got a list of 2");
+}
