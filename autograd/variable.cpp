@@ -120,9 +120,16 @@ void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& wri
   Variable& in = inputs[i];
   if (!in.requires_grad()) return;
   Tensor& acc = in.impl_->grad;
-  if (acc.defined() && acc.is_unique()) return write(acc, /*accumulate=*/true);  // acc += gradient
+  auto run = [&](Tensor& out, bool accumulate) {
+    try {
+      write(out, accumulate);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(cat(op, ": gradient for input ", i, ": ", e.what()));
+    }
+  };
+  if (acc.defined() && acc.is_unique()) return run(acc, /*accumulate=*/true);  // acc += gradient
   Tensor g = Tensor::empty(in.shape());
-  write(g, /*accumulate=*/false);  // g = gradient
+  run(g, /*accumulate=*/false);  // g = gradient
   acc = acc.defined() ? acc + g : g;
 }
 // [docs:end]

@@ -93,7 +93,9 @@ struct Node {
   // Accumulate g into input i's gradient (g must have the input's shape).
   void add_grad(size_t i, const Tensor& g);
   // The same without the temporary g: write(out, accumulate) computes the gradient into out,
-  // a tensor of the input's shape, overwriting it, or adding to it when accumulate is true.
+  // a tensor of the input's shape, adding to it when accumulate is true; when it is false, out
+  // holds garbage and write must set every element. An error thrown by write is rethrown with
+  // the op's name and the input's index in front.
   // A weight used at every step of a sequence gets a gradient per step; matmul's and linear's
   // backward add each one straight into the gradient already there (gemm's accumulate).
   void add_grad_into(size_t i, const std::function<void(Tensor& out, bool accumulate)>& write);

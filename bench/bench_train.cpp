@@ -14,8 +14,8 @@
 //                post-norm, sinusoidal positions added to embeddings scaled by sqrt(128), causal
 //                mask on the decoder, dropout 0.
 //
-//   make bench && build/bench_train --workload lstm_attn|transformer [--threads T] [--steps N]
-//                                   [--warmup W] [--decode]
+//   make bench && build/bench_train --workload lstm_attn|transformer [--threads T[,T...]]
+//                                   [--steps N] [--warmup W] [--decode]
 // prints one line
 //   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
 // with the median over the measured steps, after the warm-up steps (defaults 30 and 5), and
@@ -27,7 +27,9 @@
 // every step, and prints a line per count; N and W count rounds (one step per count each). On a
 // machine shared with other work the load drifts over seconds, and two separate runs can see
 // different machines; steps interleaved a few milliseconds apart see the same one. stderr then
-// also gets the median over the rounds of the first count's step time over each other's.
+// also gets the median over the rounds of the first count's step time over each other's. (Each
+// switch rebuilds the pool, so a step on more threads starts with a fresh worker and cold
+// scratch buffers: if anything, that counts against it. peak_rss_mb is the whole run's.)
 #include <sys/resource.h>
 #include <time.h>
 

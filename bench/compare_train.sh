@@ -35,6 +35,7 @@ for r in $(seq "$ROUNDS"); do
             echo "round=$r side=seqgrad $line" | tee -a "$RAW"
         done
         ratio=$("$OURS" --workload "$w" --threads 1,2 2>&1 >/dev/null | sed -n 's/^# interleaved: .*: //p')
+        [ -n "$ratio" ] || { echo "compare_train: $OURS --threads 1,2 printed no interleaved ratio" >&2; exit 1; }
         echo "round=$r side=interleaved workload=$w speedup=$ratio" | tee -a "$RAW"
     done
 done

@@ -56,9 +56,10 @@ namespace {
 // entirely, taking the next task from a shared counter.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
-// block, stored (first block) or added to C. The K blocking depends on K alone and each element
-// is computed by exactly one task, so the bits are the same whatever the thread count or which
-// thread runs which task. (Tiny products have their own fixed orders; see gemm_tiny.)
+// block, stored (first block, unless gemm accumulates) or added to C. The K blocking depends on
+// K alone and each element is computed by exactly one task, so the bits are the same whatever
+// the thread count or which thread runs which task. (Tiny products have their own fixed orders;
+// see gemm_tiny.)
 
 constexpr int kVectorBytes = 32;  // 256-bit vectors; on narrower machines the compiler splits them
 typedef real vec __attribute__((vector_size(kVectorBytes)));
@@ -410,7 +411,7 @@ constexpr int64_t kTinyMacs = 1 << 14;
 
 thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_tiny
 
-// C[i0 : i0 + R, 0 : n) = op(A)[i0 : i0 + R, :] @ b (+ bias), where b is K rows ldb apart whose
+// C[i0 : i0 + R, 0 : n) (+)= op(A)[i0 : i0 + R, :] @ b (+ bias), where b is K rows ldb apart whose
 // first V * VL columns may be read (zero past n if n < V * VL), and so may V * VL of bias. The R x V vectors of C stay in
 // registers for the whole sum over k, like the micro-kernel's tile, but op(A) is read where it
 // is (one element at a time, broadcast) instead of from a packed sliver.
@@ -490,7 +491,7 @@ void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
     tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j), accumulate);
 }
 
-// C[:, 0 : n) = op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
+// C[:, 0 : n) (+)= op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
 // three rows two at a time (4 vectors wide) and one at a time (2 vectors wide, 4 partial sums).
 void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, const real* bias,
                   int64_t n, real* c, int64_t ldc, bool accumulate) {
@@ -503,7 +504,7 @@ void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t
   if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
 }
 
-// C = A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
+// C (+)= A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
 // contiguous rows, row i of A and row j of B, so nothing needs copying. Four dot products at a
 // time, each in VL lanes that are added up in lane order at the end, then the last K % VL terms.
 void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, const real* bias, real* C,
@@ -533,7 +534,7 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, co
   }
 }
 
-// C = op(A) op(B) for small products. The kernel reads whole vectors of rows of op(B), so
+// C (+)= op(A) op(B) for small products ((+)= : added to C when gemm accumulates). The kernel reads whole vectors of rows of op(B), so
 //   op(B) not transposed: its first N - N % VL columns are read in place; the last N % VL are
 //   copied, zero-padded to one vector, into a scratch buffer (K x VL).
 //   op(B) transposed: it is copied into the scratch buffer the right way round, each row

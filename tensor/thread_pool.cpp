@@ -7,17 +7,17 @@
 //
 // Waiting spins briefly before it sleeps. A worker that has finished a job keeps polling for the
 // next one for 0.2 ms, and the caller polls for the workers to finish before it sleeps on the
-// condition variable. The first few microseconds of polling are a plain loop with the CPU's
-// "pause" hint; after that each poll yields the CPU, so other runnable threads still get the
-// core. Training runs jobs back to back, microseconds apart, while a sleep/wake round trip
-// through the kernel costs tens of microseconds (more inside a virtual machine): enough to eat
-// the gain of splitting a small matmul in two. Even a yield is a system call, and a worker that
-// is inside one when the next job arrives joins it late; the pause loop catches jobs that come
-// within a few microseconds (most of them, in training) without one.
+// condition variable. The first thousand polls are a plain loop with the CPU's "pause" hint
+// between them (a few to a few tens of microseconds, depending on the processor); after that
+// each poll yields the CPU, so other runnable threads still get the core. Training runs jobs
+// back to back, microseconds apart, while a sleep/wake round trip through the kernel costs tens
+// of microseconds (more inside a virtual machine): enough to eat the gain of splitting a small
+// matmul in two. Even a yield is a system call, and a worker that is inside one when the next
+// job arrives joins it late; the pause loop catches most jobs of a training step without one.
 //
-// The mutex is taken once per job by each side to start it and to end it, and for errors; the
-// chunk counters are atomics, and whoever finishes the job's last chunk, or is the last worker
-// to leave it, takes the mutex only to wake a caller that may be asleep.
+// The mutex is taken to publish a job, by each worker to join it, by the caller to end it, and
+// for errors. The chunk counters are atomics; a worker that finishes a job's last chunk, or is
+// the last worker to leave it, takes the mutex only to wake the caller, which may be asleep.
 #include "tensor/thread_pool.h"
 
 #include <algorithm>
@@ -47,8 +47,8 @@ inline void cpu_relax() {
 #endif
 }
 
-// Polls done() for up to kSpinTime; true if it became true. The first kPausePolls polls (a few
-// microseconds) only pause; later ones yield the CPU between polls.
+// Polls done() for up to kSpinTime; true if it became true. The first kPausePolls polls only
+// pause; later ones yield the CPU between polls.
 constexpr std::chrono::microseconds kSpinTime{200};
 constexpr int kPausePolls = 1 << 10;
 template <class Done>
@@ -95,7 +95,7 @@ class ThreadPool {
       generation_.store(generation_.load() + 1);
     }
     wake_.notify_all();
-    work_on(task, num_chunks);  // the caller is one of the threads
+    work_on(task, num_chunks, /*is_caller=*/true);  // the caller is one of the threads
     auto finished = [&] { return chunks_done_.load() == num_chunks && active_workers_.load() == 0; };
     spin_until(finished);
     std::unique_lock<std::mutex> lock(mutex_);
@@ -119,7 +119,7 @@ class ThreadPool {
       const int64_t num_chunks = num_chunks_;
       active_workers_.fetch_add(1);
       lock.unlock();
-      work_on(*task, num_chunks);
+      work_on(*task, num_chunks, /*is_caller=*/false);
       if (active_workers_.fetch_sub(1) == 1) wake_caller();
     }
   }
@@ -131,7 +131,9 @@ class ThreadPool {
     done_.notify_all();
   }
 
-  void work_on(const std::function<void(int64_t)>& task, int64_t num_chunks) {
+  // Takes chunks until none are left. A worker that finishes the last one wakes the caller; the
+  // caller itself needs no waking.
+  void work_on(const std::function<void(int64_t)>& task, int64_t num_chunks, bool is_caller) {
     tls_in_parallel = true;
     for (int64_t c; (c = next_chunk_.fetch_add(1)) < num_chunks;) {
       try {
@@ -140,19 +142,19 @@ class ThreadPool {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) error_ = std::current_exception();
       }
-      if (chunks_done_.fetch_add(1) + 1 == num_chunks) wake_caller();
+      if (chunks_done_.fetch_add(1) + 1 == num_chunks && !is_caller) wake_caller();
     }
     tls_in_parallel = false;
   }
 
   std::vector<std::thread> workers_;
   std::mutex submit_mutex_;  // serialises jobs from different user threads
-  std::mutex mutex_;         // guards every write below except next_chunk_'s
+  std::mutex mutex_;         // guards the job's description (task_, num_chunks_, error_) and the waits
   std::condition_variable wake_, done_;
   const std::function<void(int64_t)>* task_ = nullptr;
   int64_t num_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
-  // Atomic so that the spinning phase of a wait can read them without the mutex.
+  // Atomic: counted without the mutex, and read by the spinning phase of a wait.
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<int> active_workers_{0};
   std::atomic<uint64_t> generation_{0};

@@ -118,6 +118,18 @@ TEST_CASE("add_grad_into: a gradient buffer someone else still sees is not writt
   CHECK_FALSE(calls[0].accumulate);
 }
 
+TEST_CASE("add_grad_into: an error in writing the gradient names the op and the input") {
+  Variable x(ones({2, 3}), true);
+  Variable bad = make_result("bad_into", x.value().clone(), {x}, [](const Tensor& dout, Node& n) {
+    n.add_grad_into(0, [&](Tensor& out, bool accumulate) {
+      matmul_into(out, dout, ones({3, 2}), false, false, accumulate);  // (2, 2), not x's (2, 3)
+    });
+  });
+  CHECK_THROWS_WITH_AS(sum(bad).backward(),
+                       "bad_into: gradient for input 0: matmul_into: expected out of shape [2, 2], got [2, 3]",
+                       std::invalid_argument);
+}
+
 TEST_CASE("a chain of 100,000 ops: no stack overflow in backward or in destruction") {
   Variable x(scalar(1), true);
   {

@@ -163,7 +163,7 @@ int64_t accumulate_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, boo
 }  // namespace
 
 TEST_CASE("gemm: accumulate adds the product to C on every path (tiny, dot products, B in place, packed)") {
-  // The same paths as the bias test below, with and without a bias, then split over threads:
+  // The same paths as the bias test above, with and without a bias, then split over threads:
   // along M, and a short C cut into column blocks (the weight gradients of an RNN step).
   const std::vector<Dims> shapes = {{1, 1, 1},    {3, 20, 32},   {7, 13, 17},    {20, 32, 20},
                                     {2, 9, 5},    {6, 40, 300},  {64, 128, 64},  {97, 101, 103},
