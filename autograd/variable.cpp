@@ -129,8 +129,8 @@ void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& wri
   };
   if (acc.defined() && acc.is_unique()) return run(acc, /*accumulate=*/true);  // acc += gradient
   Tensor g = Tensor::empty(in.shape());
-  run(g, /*accumulate=*/false);  // g = gradient
-  acc = acc.defined() ? acc + g : g;
+  run(g, /*accumulate=*/false);  // g = gradient; then the usual way: acc = g, or acc + g
+  add_grad(i, g);
 }
 // [docs:end]
 

@@ -534,7 +534,8 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, co
   }
 }
 
-// C (+)= op(A) op(B) for small products ((+)= : added to C when gemm accumulates). The kernel reads whole vectors of rows of op(B), so
+// C (+)= op(A) op(B) for small products ((+)= : added to C when gemm accumulates). The kernel
+// reads whole vectors of rows of op(B), so
 //   op(B) not transposed: its first N - N % VL columns are read in place; the last N % VL are
 //   copied, zero-padded to one vector, into a scratch buffer (K x VL).
 //   op(B) transposed: it is copied into the scratch buffer the right way round, each row
