@@ -76,6 +76,11 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
   // Reverse topological order: every Node runs after all the Nodes that use its output, so
   // its output gradient is complete when it runs.
   const bool anomaly = anomaly_enabled();  // check each new gradient for NaN/Inf (anomaly.h)
+  auto free_node = [](Node& node) {
+    node.inputs.clear();      // release the inputs...
+    node.backward = nullptr;  // ...and the tensors the backward captured
+    node.freed = true;
+  };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Variable v = *it;
     const std::shared_ptr<Node>& node = v.node();
@@ -84,17 +89,14 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
     if (dout.defined()) node->backward(dout, *node);
     if (anomaly) check_backward_anomaly(root, v);
     if (!v.retains_grad()) v.zero_grad();  // intermediate gradients are done
+    // This Node is done too: free it now, while it is still in the cache. (Anomaly mode keeps
+    // the graph to the end: its report walks the path from the output down to a bad gradient.)
+    if (!retain_graph && !anomaly) free_node(*node);
   }
+  if (!retain_graph && anomaly)
+    for (const Variable& v : order)
+      if (v.node()) free_node(*v.node());
   // [docs:end]
-
-  if (!retain_graph) {
-    for (const Variable& v : order) {
-      if (!v.node()) continue;
-      v.node()->inputs.clear();      // release the inputs...
-      v.node()->backward = nullptr;  // ...and the tensors the backward captured
-      v.node()->freed = true;
-    }
-  }
 }
 
 // ================================================================================================

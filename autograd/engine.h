@@ -4,8 +4,9 @@
 //  - backward() from a one-element Variable seeds its gradient with 1; any other shape needs
 //    the gradient given explicitly.
 //  - Gradients ACCUMULATE: a second backward adds to .grad; clear with zero_grad().
-//  - The graph is freed afterwards (each Node drops its inputs and saved tensors), unless
-//    retain_graph is true. A second backward through a freed graph throws.
+//  - The graph is freed as the sweep goes (each Node drops its inputs and saved tensors once its
+//    backward has run), unless retain_graph is true. A second backward through a freed graph
+//    throws.
 //  - Only leaves (and Variables that called retain_grad()) keep .grad after backward.
 // The graph is ordered with an iterative depth-first search, so a chain of 100,000 ops does
 // not overflow the stack. Read next: gradcheck.h.
