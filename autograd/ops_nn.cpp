@@ -62,15 +62,19 @@ Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
 // linear: x W^T + b in one node
 
 // [docs:linear_op]
-Variable linear(const Variable& x, const Variable& w, const Variable& b) {
+Variable linear(const Variable& x, const Variable& w, const Variable& b, const Variable& residual) {
   const Tensor xv = x.value(), wv = w.value();
-  const Tensor y = linear(xv, wv, b.defined() ? b.value() : Tensor());  // checks the shapes
+  const Tensor y = linear(xv, wv, b.defined() ? b.value() : Tensor(),
+                          residual.defined() ? residual.value() : Tensor());  // checks the shapes
   std::vector<Variable> inputs{x, w};
   if (b.defined()) inputs.push_back(b);
-  return make_result("linear", y, inputs, [xv, wv](const Tensor& dy, Node& n) {
+  const size_t b_at = b.defined() ? 2 : 0, residual_at = residual.defined() ? inputs.size() : 0;  // 0: none
+  if (residual.defined()) inputs.push_back(residual);
+  return make_result("linear", y, inputs, [xv, wv, b_at, residual_at](const Tensor& dy, Node& n) {
     // y = x W^T + b over the rows of x (R of them, every axis but the last):
     //   dx = dy W   (R, out) @ (out, in)      dW = dy^T x   (out, R) @ (R, in)
     //   db = the sum of dy's rows             (each row of y got the same b)
+    //   d residual = dy                        (it was added as it is)
     // Both products go straight into the gradients (add_grad_into): a weight used at every
     // step of a sequence adds its gradient in place, with no temporary (out, in) per step.
     const int64_t out = wv.size(0), in = wv.size(1);
@@ -83,7 +87,8 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b) {
       });
     if (n.needs_grad(1))
       n.add_grad_into(1, [&](Tensor& dw, bool accumulate) { matmul_into(dw, dy2, x2, /*trans_a=*/true, false, accumulate); });
-    if (n.inputs.size() > 2 && n.needs_grad(2)) n.add_grad(2, sum_to_shape(dy, {out}));
+    if (b_at && n.needs_grad(b_at)) n.add_grad(b_at, sum_to_shape(dy, {out}));
+    if (residual_at && n.needs_grad(residual_at)) n.add_grad(residual_at, dy);
   });
 }
 // [docs:end]

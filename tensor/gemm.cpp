@@ -583,8 +583,17 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
-          real* C, const real* bias, bool accumulate) {
+          real* C, const real* bias, bool accumulate, const real* addend) {
   if (M <= 0 || N <= 0) return;
+  // With an addend, C starts as a copy of it and the product is accumulated on top: each task
+  // below copies the block of C it writes, so the copy is shared out like the arithmetic.
+  auto copy_addend = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    for (int64_t i = i0; i < i1; ++i) std::copy(addend + i * N + j0, addend + i * N + j1, C + i * N + j0);
+  };
+  if (K <= 0 || M * N * K <= kTinyMacs) {
+    if (addend) copy_addend(0, M, 0, N);
+    accumulate = accumulate || addend;
+  }
   if (K <= 0) {  // an empty sum: 0, or the bias
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
@@ -685,6 +694,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
+      if (addend) copy_addend(i0, i0 + mc, q0 * NR, std::min(N, q1 * NR));  // C = addend, then += below
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
         const real* a_block = a_own;  // the A block (mc, kc), in L2
@@ -697,7 +707,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
         }
-        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, accumulate);  // C[i0 : i0 + mc, panels q0 .. q1)
+        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, accumulate || addend);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
   };

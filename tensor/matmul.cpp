@@ -14,7 +14,7 @@ namespace seqgrad {
 
 // [docs:gemm_reference]
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C, const real* bias, bool accumulate) {
+                    bool trans_b, real* C, const real* bias, bool accumulate, const real* addend) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double acc = bias ? bias[j] : 0;
@@ -23,7 +23,8 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
         const real b = trans_b ? B[j * K + k] : B[k * N + j];
         acc += static_cast<double>(a) * b;
       }
-      C[i * N + j] = accumulate ? C[i * N + j] + static_cast<real>(acc) : static_cast<real>(acc);
+      const real* base = addend ? addend : accumulate ? C : nullptr;  // what the product is added to
+      C[i * N + j] = base ? base[i * N + j] + static_cast<real>(acc) : static_cast<real>(acc);
     }
 }
 // [docs:end]
@@ -33,7 +34,8 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
 
 namespace {
 
-using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*, bool);
+using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*, bool,
+                        const real*);
 
 // op(a) @ op(b) into `out` (allocated here when undefined), overwriting it or adding to it.
 Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel,
@@ -71,7 +73,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
   };
   auto run = [&](int64_t i) {
     kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
-           trans_b, out.data() + i * M * N, nullptr, accumulate);
+           trans_b, out.data() + i * M * N, nullptr, accumulate, nullptr);
   };
   // Small matrices: one batch entry per task. Large ones: let gemm split each matrix.
   if (batch > 1 && M * N * K < (1 << 18)) {
@@ -100,17 +102,20 @@ void matmul_into(Tensor& out, const Tensor& a, const Tensor& b, bool trans_a, bo
 }
 
 // [docs:linear]
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& residual) {
   check(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1),
         "linear: expected x (..., in) and weight (out, in) with the same in, got ", x.shape(), " and ", w.shape());
   const int64_t in = w.size(1), out = w.size(0);
   check(!b.defined() || b.shape() == Shape{out}, "linear: expected bias of shape ", Shape{out}, ", got ", b.shape());
   Shape shape = x.shape();
   shape.back() = out;
+  check(!residual.defined() || residual.shape() == shape, "linear: expected a residual of the output's shape ",
+        shape, ", got ", residual.shape());
   Tensor y = Tensor::empty(shape);
   // Every row of x (all axes but the last, folded) is a row of one (R, in) @ (in, out) product.
   const int64_t rows = numel(Shape(x.shape().begin(), x.shape().end() - 1));
-  gemm(rows, out, in, x.data(), false, w.data(), /*trans_b=*/true, y.data(), b.defined() ? b.data() : nullptr);
+  gemm(rows, out, in, x.data(), false, w.data(), /*trans_b=*/true, y.data(), b.defined() ? b.data() : nullptr,
+       /*accumulate=*/false, residual.defined() ? residual.data() : nullptr);
   return y;
 }
 // [docs:end]

@@ -23,12 +23,17 @@ namespace seqgrad {
 //   temporary, no second pass. For K <= 256 (one K block) the result is exactly C plus the
 //   product computed on its own; for longer K, C joins the sum at the first block and the
 //   rounding may differ.
+//   addend: C = addend + op(A) op(B) (+ bias), addend an (M, N) matrix apart from C: the same
+//   as copying addend into C and accumulating, to the bit, but the copy is shared between the
+//   threads like the rest (an RNN's x W_ih^T + h W_hh^T + b without a separate addition).
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-          bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false);
+          bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
+          const real* addend = nullptr);
 // The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way
-// (with accumulate, that value is added to C[i][j]).
+// (with accumulate, that value is added to C[i][j]; with addend, to addend[i][j]).
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
-                    bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false);
+                    bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
+                    const real* addend = nullptr);
 
 // (..., M, K) @ (..., K, N) -> (broadcast batch..., M, N)
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
@@ -42,6 +47,8 @@ Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a = false, 
 // undefined tensor for none -> (..., out). The bias is added by gemm as it writes y, instead of
 // in a second pass over y (matmul, then a broadcasting add), and the result equals that
 // composition up to rounding.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// With `residual` (an undefined tensor for none), y = residual + x W^T + b, residual of y's
+// shape, added by gemm too (its addend): for in <= 256 exactly residual + linear(x, W, b).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual = Tensor());
 
 }  // namespace seqgrad

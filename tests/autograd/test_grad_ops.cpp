@@ -175,12 +175,16 @@ TEST_CASE("grad: matmul 2-D, every transpose combination, non-square") {
     }
 }
 
-TEST_CASE("grad: linear (x W^T + b in one node), with and without bias and batch axes") {
+TEST_CASE("grad: linear (x W^T + b in one node), with and without bias, batch axes and residual") {
   manual_seed(13);
   CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], v[2]); }, {randn({3, 4}), randn({5, 4}), randn({5})});
   CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], v[2]); }, {randn({2, 3, 4}), randn({5, 4}), randn({5})});
   CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], Variable()); }, {randn({2, 3, 4}), randn({2, 4})});
   CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], v[2]); }, {randn({4}), randn({3, 4}), randn({3})});
+  // With a residual (residual + x W^T + b), with and without the bias.
+  CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], v[2], v[3]); },
+             {randn({2, 3, 4}), randn({5, 4}), randn({5}), randn({2, 3, 5})});
+  CHECK_GRAD([](const Vars& v) { return linear(v[0], v[1], Variable(), v[2]); }, {randn({3, 4}), randn({5, 4}), randn({3, 5})});
 }
 
 TEST_CASE("grad: batched matmul with broadcast batch axes") {

@@ -102,6 +102,36 @@ TEST_CASE("linear equals matmul then add: values and gradients; nn::Linear runs 
   CHECK(layer.forward(Variable(x)).op() == "linear");
 }
 
+TEST_CASE("linear with a residual equals residual + linear: values and gradients, bit for bit; RNN gates use it") {
+  manual_seed(10);
+  // An LSTM step's shapes, (B, H) @ (4H, H)^T, and a batched one; in <= 256, so no rounding moves.
+  for (const Shape& xs : {Shape{64, 128}, Shape{3, 5, 16}}) {
+    CAPTURE(xs);
+    const int64_t in = xs.back(), out = 4 * in;
+    Shape ys = xs;
+    ys.back() = out;
+    const Tensor x = randn(xs), w = randn({out, in}), b = randn({out}), r = randn(ys), probe = randn(ys);
+    auto fused = [](const std::vector<Variable>& v) { return linear(v[0], v[1], v[2], v[3]); };
+    auto composed = [](const std::vector<Variable>& v) { return v[3] + linear(v[0], v[1], v[2]); };
+    const int threads = get_num_threads();
+    for (int t : {1, 2}) {
+      CAPTURE(t);
+      set_num_threads(t);
+      check_same(value_and_grads(fused, {x, w, b, r}, probe), value_and_grads(composed, {x, w, b, r}, probe), 0);
+    }
+    set_num_threads(threads);
+  }
+  // Without a bias too; and the message for a residual of the wrong shape.
+  const Tensor x = randn({3, 4}), w = randn({5, 4}), r = randn({3, 5});
+  CHECK(linear(x, w, Tensor(), r).to_vector() == (r + linear(x, w, Tensor())).to_vector());
+  CHECK_THROWS_WITH_AS(linear(x, w, Tensor(), zeros({5, 3})),
+                       "linear: expected a residual of the output's shape [3, 5], got [5, 3]", std::invalid_argument);
+  // An LSTM layer's step is one linear node on top of the input's contribution.
+  nn::LSTMCell cell(4, 6);
+  const nn::RNNState s = cell.forward(Variable(randn({2, 4})), nn::RNNState{});
+  CHECK(s.h.node()->inputs[0].node()->inputs[0].op() == "linear");
+}
+
 TEST_CASE("scaled_masked_softmax equals masked_softmax of the scaled scores: values and gradients, bit for bit") {
   manual_seed(9);
   const Tensor x = randn({3, 4, 6, 6}), probe = randn({3, 4, 6, 6});

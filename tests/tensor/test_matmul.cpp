@@ -141,28 +141,34 @@ namespace {
 // gemm with accumulate on C0: C0 + op(A) op(B) (+ bias). Counts elements that differ from C0
 // plus the product computed on its own, by gemm (bit for bit when K fits one K block of 256,
 // where accumulating changes no rounding) or, for longer K, by the reference within tolerance.
-// Also checks gemm_reference's own accumulate against C0 plus its product.
+// Also checks gemm_reference's own accumulate against C0 plus its product, and that an addend
+// C0 (C = addend + product, C's old values unread) gives the accumulated result to the bit, in
+// both.
 int64_t accumulate_mismatches(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, bool with_bias) {
   const std::vector<real> A = random_values(M * K, 7 + M), B = random_values(K * N, 8 + N);
   const std::vector<real> bias = random_values(N, 9 + K), C0 = random_values(M * N, 10 + K);
   const real* b = with_bias ? bias.data() : nullptr;
   std::vector<real> C = C0, P(static_cast<size_t>(M * N)), R = C0, RP(static_cast<size_t>(M * N));
+  std::vector<real> D(static_cast<size_t>(M * N), real(1e9)), RD = D;  // overwritten, never read
   gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data(), b, /*accumulate=*/true);
   gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, P.data(), b);
+  gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, D.data(), b, /*accumulate=*/false, /*addend=*/C0.data());
   gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data(), b, /*accumulate=*/true);
   gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, RP.data(), b);
+  gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, RD.data(), b, false, C0.data());
   int64_t bad = 0;
   for (int64_t i = 0; i < M * N; ++i) {
     const real expect = C0[i] + P[i];
     if (K <= 256 ? C[i] != expect : !(std::abs(C[i] - R[i]) <= tolerance(K, R[i]))) ++bad;
     if (R[i] != C0[i] + RP[i]) ++bad;
+    if (D[i] != C[i] || RD[i] != R[i]) ++bad;
   }
   return bad;
 }
 
 }  // namespace
 
-TEST_CASE("gemm: accumulate adds the product to C on every path (tiny, dot products, B in place, packed)") {
+TEST_CASE("gemm: accumulate adds the product to C, addend to a given matrix, on every path (tiny, dot products, B in place, packed)") {
   // The same paths as the bias test above, with and without a bias, then split over threads:
   // along M, and a short C cut into column blocks (the weight gradients of an RNN step).
   const std::vector<Dims> shapes = {{1, 1, 1},    {3, 20, 32},   {7, 13, 17},    {20, 32, 20},
