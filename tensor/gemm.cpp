@@ -567,6 +567,11 @@ void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B,
 // handing work to another thread would cost more than it saves.
 constexpr int64_t kParallelMacs = 1 << 18;
 
+// Step 2 below packs on all threads only past this many reals (128 KB of floats): less is a few
+// microseconds of copying, about what handing it out and waiting for the other threads costs.
+// (The weight gradients of an RNN step, dY^T X with X (64, 128), pack 8,192.)
+constexpr int64_t kParallelPackReals = 1 << 15;
+
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
 // values, which pays for itself only when each panel is then used by enough slivers of A; with
 // at most 4 slivers (M <= 24) reading B directly is faster. Except when a row of B is a
@@ -643,7 +648,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
   //    several tasks would pack the same A block: then a transposed A is packed here too, once,
   //    and shared.
-  //    Like the tasks below, the items to pack are taken one at a time from a shared counter.
+  //    Like the tasks below, the items to pack are taken one at a time from a shared counter;
+  //    a small B (under kParallelPackReals) is packed by the calling thread alone.
   BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR), read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
   if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
@@ -674,7 +680,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       }
     }
   };
-  if (parallel && items > 1)
+  const int64_t pack_reals = (b_items * NR + a_items * MR) * K;  // about what step 2 copies
+  if (parallel && items > 1 && pack_reals > kParallelPackReals)
     parallel_for(0, std::min(threads, items), 1, pack);
   else
     pack(0, 1);
