@@ -5,8 +5,9 @@
 //    the gradient given explicitly.
 //  - Gradients ACCUMULATE: a second backward adds to .grad; clear with zero_grad().
 //  - The graph is freed as the sweep goes (each Node drops its inputs and saved tensors once its
-//    backward has run), unless retain_graph is true. A second backward through a freed graph
-//    throws.
+//    backward has run), unless retain_graph is true; under detect_anomaly, at the end of the
+//    sweep. A second backward through a freed graph throws (so does one after a backward that
+//    threw part-way: the Nodes it had run are freed).
 //  - Only leaves (and Variables that called retain_grad()) keep .grad after backward.
 // The graph is ordered with an iterative depth-first search, so a chain of 100,000 ops does
 // not overflow the stack. Read next: gradcheck.h.

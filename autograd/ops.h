@@ -106,8 +106,9 @@ Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool trans_b = false);
 // x W^T + b for x (..., in), W (out, in), b (out) or an undefined Variable: the Linear layer's
 // product as one node, with the bias added by the matrix kernel (tensor/matmul.h).
-// With `residual`, residual + x W^T + b, still one node: the kernel adds the residual as it
-// writes the output (an RNN's gx + h W_hh^T + b_hh, nn/rnn.cpp). Its gradient is dy itself.
+// With `residual`, residual + x W^T + b, still one node: each of the matrix kernel's tasks
+// copies its block of the residual into the output and adds the product on top, so there is
+// no separate addition (an RNN's gx + h W_hh^T + b_hh, nn/rnn.cpp). Its gradient is dy itself.
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias,
                 const Variable& residual = Variable());
 

@@ -68,7 +68,9 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b, const V
                           residual.defined() ? residual.value() : Tensor());  // checks the shapes
   std::vector<Variable> inputs{x, w};
   if (b.defined()) inputs.push_back(b);
-  const size_t b_at = b.defined() ? 2 : 0, residual_at = residual.defined() ? inputs.size() : 0;  // 0: none
+  // Where b and residual sit among the inputs; 0 means absent (input 0 is always x).
+  const size_t b_at = b.defined() ? 2 : 0;
+  const size_t residual_at = residual.defined() ? inputs.size() : 0;
   if (residual.defined()) inputs.push_back(residual);
   return make_result("linear", y, inputs, [xv, wv, b_at, residual_at](const Tensor& dy, Node& n) {
     // y = x W^T + b over the rows of x (R of them, every axis but the last):

@@ -30,9 +30,9 @@ const char* type_name(CellType type) {
 }
 
 // gx + h W_hh^T (+ b_hh): the hidden state's contribution added to the input's.  (B, G*H)
-// One op (autograd/ops.h): the matrix kernel adds gx and b_hh as it writes the product, so
-// there is no second pass over the (B, G*H) gates, and for H <= 256 the result is the same to
-// the bit as gx + linear(h, w_hh, b_hh).
+// One op (autograd/ops.h): the matrix kernel's tasks copy their blocks of gx into the gates
+// and add h W_hh^T + b_hh on top, shared out between the threads, so there is no separate
+// (B, G*H) addition; for H <= 256 the result is the same to the bit as gx + linear(h, w_hh, b_hh).
 Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh) {
   return linear(h, w_hh, b_hh, /*residual=*/gx);
 }

@@ -18,9 +18,6 @@ namespace {
 // Rows per chunk of a parallel_for so that a chunk is about kElementwiseGrain elements.
 int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
 
-// An element of the LSTM cell costs about as much as a vmath tanh or sigmoid (an exp-based
-// function and a few products), so its chunks hold kVmathElementCost times fewer elements: with
-// batch 64 and H = 128 the cell is then split between two threads instead of running on one.
 
 }  // namespace
 
@@ -99,6 +96,9 @@ LSTMCellForward lstm_cell_forward(const Tensor& gates, const Tensor& c) {
   LSTMCellForward f{Tensor::empty({B, 2 * H}), Tensor::empty({B, 4 * H})};
   const real *pg = gates.data(), *pc = c.data();
   real *phc = f.hc.data(), *pa = f.act.data();
+  // An element of the cell costs about as much as a vmath tanh or sigmoid (an exp-based
+  // function and a few products), so chunks hold kVmathElementCost times fewer elements: with
+  // batch 64 and H = 128, 8 rows, so the cell is shared between up to 8 threads.
   parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       real* a = pa + b * 4 * H;  // this row's [i f g o], activated in place
@@ -120,7 +120,7 @@ LSTMCellBackward lstm_cell_backward(const Tensor& dhc, const Tensor& act, const 
   LSTMCellBackward r{Tensor::empty({B, 4 * H}), Tensor::empty({B, H})};
   const real *pd = dhc.data(), *pa = act.data(), *phc = hc.data(), *pc = c.data();
   real *pdg = r.dgates.data(), *pdc = r.dc.data();
-  parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {
+  parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {  // grain: as forward
     std::vector<real> t(H);
     for (int64_t b = b0; b < b1; ++b) {
       const real* a = pa + b * 4 * H;

@@ -4,8 +4,8 @@
 // What it is: one portable C++ kernel that reaches the speed of a tuned BLAS on large float
 // matrices. The work is cut into blocks that fit the caches, the operands are copied ("packed")
 // into the order the innermost loop reads them, and that loop keeps a 6 x 16 tile of C in vector
-// registers. What it is not: a BLAS. There is no alpha, no beta but 0 and 1 (C = or C +=), no
-// leading dimensions, no hand-written assembly: vectors are GCC/Clang vector extensions, which
+// registers. What it is not: a BLAS. There is no alpha, no beta but 0 and 1 (C = or C +=, or
+// C = addend + for a separate addend matrix), no leading dimensions, no hand-written assembly: vectors are GCC/Clang vector extensions, which
 // the compiler turns into AVX2 instructions here and into pairs of SSE or NEON instructions (or
 // scalar code) elsewhere.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
@@ -51,12 +51,14 @@ namespace {
 // back. Small matrices skip packing B (see read_b_in_place) and small products skip the
 // threads (kParallelMacs).
 //
-// Threads: op(B) is packed once, by all threads together, into one buffer they all read. The
-// work is then a list of tasks, each a block of C (rows x whole panels) that one thread computes
+// Threads: op(B) is packed once, by all threads together (a small B by the calling thread
+// alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
+// reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that one thread computes
 // entirely, taking the next task from a shared counter.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
-// block, stored (first block, unless gemm accumulates) or added to C. The K blocking depends on
+// block, stored (first block, unless gemm accumulates or was given an addend, which each task
+// first copies into its block of C) or added to C. The K blocking depends on
 // K alone and each element is computed by exactly one task, so the bits are the same whatever
 // the thread count or which thread runs which task. (Tiny products have their own fixed orders;
 // see gemm_tiny.)
@@ -567,9 +569,10 @@ void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B,
 // handing work to another thread would cost more than it saves.
 constexpr int64_t kParallelMacs = 1 << 18;
 
-// Step 2 below packs on all threads only past this many reals (128 KB of floats): less is a few
-// microseconds of copying, about what handing it out and waiting for the other threads costs.
-// (The weight gradients of an RNN step, dY^T X with X (64, 128), pack 8,192.)
+// Step 2 below packs on all threads only past this many reals of B panels and shared A slivers
+// (128 KB of floats): less is a few microseconds of copying, about what handing it out and
+// waiting for the other threads costs. (The weight gradients of an RNN step, dY^T X with X
+// (64, 128), pack 8,192.)
 constexpr int64_t kParallelPackReals = 1 << 15;
 
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
@@ -591,18 +594,18 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
           real* C, const real* bias, bool accumulate, const real* addend) {
   if (M <= 0 || N <= 0) return;
   // With an addend, C starts as a copy of it and the product is accumulated on top: each task
-  // below copies the block of C it writes, so the copy is shared out like the arithmetic.
+  // below copies the block of C it writes, so the copy is shared out like the arithmetic (the
+  // small paths copy all of it first). C's old values are not read then.
   auto copy_addend = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     for (int64_t i = i0; i < i1; ++i) std::copy(addend + i * N + j0, addend + i * N + j1, C + i * N + j0);
   };
-  if (K <= 0 || M * N * K <= kTinyMacs) {
-    if (addend) copy_addend(0, M, 0, N);
-    accumulate = accumulate || addend;
-  }
+  const bool add_to_c = accumulate || addend;  // the product is added to what C holds
+  const bool tiny = M * N * K <= kTinyMacs;
+  if (addend && (K <= 0 || tiny)) copy_addend(0, M, 0, N);
   if (K <= 0) {  // an empty sum: 0, or the bias
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        if (!accumulate)
+        if (!add_to_c)
           C[i * N + j] = bias ? bias[j] : 0;
         else if (bias)
           C[i * N + j] += bias[j];
@@ -610,8 +613,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     return;
   }
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
-  if (M * N * K <= kTinyMacs)
-    return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, accumulate);
+  if (tiny) return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
   const int64_t n_panels = ceil_div(N, NR);
@@ -649,7 +651,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    several tasks would pack the same A block: then a transposed A is packed here too, once,
   //    and shared.
   //    Like the tasks below, the items to pack are taken one at a time from a shared counter;
-  //    a small B (under kParallelPackReals) is packed by the calling thread alone.
+  //    when there is little to pack (kParallelPackReals), the calling thread packs it alone.
   BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR), read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = bp.in_place ? N / NR : 0;
   if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
@@ -714,7 +716,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
         }
-        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, accumulate || addend);  // C[i0 : i0 + mc, panels q0 .. q1)
+        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, add_to_c);  // C[i0 : i0 + mc, panels q0 .. q1)
       }
     }
   };

@@ -15,6 +15,7 @@ namespace seqgrad {
 // [docs:gemm_reference]
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
                     bool trans_b, real* C, const real* bias, bool accumulate, const real* addend) {
+  const real* base = addend ? addend : accumulate ? C : nullptr;  // what the product is added to
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double acc = bias ? bias[j] : 0;
@@ -23,7 +24,6 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
         const real b = trans_b ? B[j * K + k] : B[k * N + j];
         acc += static_cast<double>(a) * b;
       }
-      const real* base = addend ? addend : accumulate ? C : nullptr;  // what the product is added to
       C[i * N + j] = base ? base[i * N + j] + static_cast<real>(acc) : static_cast<real>(acc);
     }
 }

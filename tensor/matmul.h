@@ -23,9 +23,10 @@ namespace seqgrad {
 //   temporary, no second pass. For K <= 256 (one K block) the result is exactly C plus the
 //   product computed on its own; for longer K, C joins the sum at the first block and the
 //   rounding may differ.
-//   addend: C = addend + op(A) op(B) (+ bias), addend an (M, N) matrix apart from C: the same
-//   as copying addend into C and accumulating, to the bit, but the copy is shared between the
-//   threads like the rest (an RNN's x W_ih^T + h W_hh^T + b without a separate addition).
+//   addend: C = addend + op(A) op(B) (+ bias), addend an (M, N) matrix that must not overlap C;
+//   C's old values are not read (accumulate or not). The same as copying addend into C and
+//   accumulating, to the bit, but the copy is shared between the threads like the rest (an
+//   RNN's x W_ih^T + h W_hh^T + b without a separate addition).
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
           bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
           const real* addend = nullptr);

@@ -26,6 +26,16 @@ inline Tensor randn_away_from_zero(const Shape& shape) {
   return map(randn(shape), [](real v) { return v >= 0 ? v + real(0.1) : v - real(0.1); });
 }
 
+// Sets the pool's thread count for a scope, then puts back the one before (even if a check
+// throws):  { ThreadCount two(2); ... }
+struct ThreadCount {
+  explicit ThreadCount(int n) : saved(get_num_threads()) { set_num_threads(n); }
+  ~ThreadCount() { set_num_threads(saved); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+  int saved;
+};
+
 // Positive values in [0.5, 2): for log, sqrt, pow and division.
 inline Tensor positive(const Shape& shape) {
   return map(rand(shape), [](real v) { return real(0.5) + real(1.5) * v; });

@@ -36,6 +36,22 @@ TEST_CASE("a second backward through a freed graph throws a clear error") {
                        std::runtime_error);
 }
 
+TEST_CASE("backward frees every node of the graph, also under detect_anomaly; retain_graph keeps them") {
+  for (int mode = 0; mode < 3; ++mode) {  // 0: plain, 1: detect_anomaly, 2: retain_graph
+    CAPTURE(mode);
+    DetectAnomalyGuard anomaly(mode == 1);
+    Variable x(from_vector({1, 2}), true);
+    Variable t = tanh(x), u = t * t;
+    Variable y = sum(u + t);
+    y.backward(Tensor(), /*retain_graph=*/mode == 2);
+    for (const Variable& v : {t, u, y}) {
+      CHECK(v.node()->freed == (mode != 2));
+      CHECK(v.node()->inputs.empty() == (mode != 2));
+    }
+    if (mode == 1) CHECK_THROWS_AS(y.backward(), std::runtime_error);
+  }
+}
+
 TEST_CASE("backward on a non-scalar needs an explicit gradient") {
   Variable x(ones({2, 3}), true);
   Variable y = x * real(2);

@@ -9,6 +9,7 @@
 
 using namespace seqgrad;
 using seqgrad::testing::allclose;
+using seqgrad::testing::ThreadCount;
 
 namespace {
 
@@ -113,13 +114,11 @@ TEST_CASE("linear with a residual equals residual + linear: values and gradients
     const Tensor x = randn(xs), w = randn({out, in}), b = randn({out}), r = randn(ys), probe = randn(ys);
     auto fused = [](const std::vector<Variable>& v) { return linear(v[0], v[1], v[2], v[3]); };
     auto composed = [](const std::vector<Variable>& v) { return v[3] + linear(v[0], v[1], v[2]); };
-    const int threads = get_num_threads();
     for (int t : {1, 2}) {
       CAPTURE(t);
-      set_num_threads(t);
+      ThreadCount threads(t);
       check_same(value_and_grads(fused, {x, w, b, r}, probe), value_and_grads(composed, {x, w, b, r}, probe), 0);
     }
-    set_num_threads(threads);
   }
   // Without a bias too; and the message for a residual of the wrong shape.
   const Tensor x = randn({3, 4}), w = randn({5, 4}), r = randn({3, 5});

@@ -18,17 +18,12 @@
 #include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "tensor/thread_pool.h"
+#include "tests/test_util.h"
 
 using namespace seqgrad;
+using seqgrad::testing::ThreadCount;
 
 namespace {
-
-// Sets the pool size for one scope and restores the previous size afterwards.
-struct ThreadCount {
-  explicit ThreadCount(int n) : saved(get_num_threads()) { set_num_threads(n); }
-  ~ThreadCount() { set_num_threads(saved); }
-  int saved;
-};
 
 // n values uniform in [-1, 1) from a fixed seed.
 std::vector<real> random_values(int64_t n, uint64_t seed) {

@@ -14,18 +14,10 @@
 #include <vector>
 
 #include "tensor/thread_pool.h"
+#include "tests/test_util.h"
 
 using namespace seqgrad;
-
-namespace {
-
-struct ThreadCount {
-  explicit ThreadCount(int n) : saved(get_num_threads()) { set_num_threads(n); }
-  ~ThreadCount() { set_num_threads(saved); }
-  int saved;
-};
-
-}  // namespace
+using seqgrad::testing::ThreadCount;
 
 TEST_CASE("parallel_for: covers every index exactly once") {
   for (int threads : {1, 2, 3, 4}) {
