@@ -5,9 +5,9 @@
 // matrices. The work is cut into blocks that fit the caches, the operands are copied ("packed")
 // into the order the innermost loop reads them, and that loop keeps a 6 x 16 tile of C in vector
 // registers. What it is not: a BLAS. There is no alpha, no beta but 0 and 1 (C = or C +=, or
-// C = addend + for a separate addend matrix), no leading dimensions, no hand-written assembly: vectors are GCC/Clang vector extensions, which
-// the compiler turns into AVX2 instructions here and into pairs of SSE or NEON instructions (or
-// scalar code) elsewhere.
+// C = addend + for a separate addend matrix), no leading dimensions, no hand-written assembly:
+// vectors are GCC/Clang vector extensions, which the compiler turns into AVX2 instructions here
+// and into pairs of SSE or NEON instructions (or scalar code) elsewhere.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
 #include <algorithm>
@@ -53,15 +53,14 @@ namespace {
 //
 // Threads: op(B) is packed once, by all threads together (a small B by the calling thread
 // alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
-// reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that one thread computes
-// entirely, taking the next task from a shared counter.
+// reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that
+// one thread computes entirely, taking the next task from a shared counter.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
 // block, stored (first block, unless gemm accumulates or was given an addend, which each task
-// first copies into its block of C) or added to C. The K blocking depends on
-// K alone and each element is computed by exactly one task, so the bits are the same whatever
-// the thread count or which thread runs which task. (Tiny products have their own fixed orders;
-// see gemm_tiny.)
+// first copies into its block of C) or added to C. The K blocking depends on K alone and each
+// element is computed by exactly one task, so the bits are the same whatever the thread count
+// or which thread runs which task. (Tiny products have their own fixed orders; see gemm_tiny.)
 
 constexpr int kVectorBytes = 32;  // 256-bit vectors; on narrower machines the compiler splits them
 typedef real vec __attribute__((vector_size(kVectorBytes)));
