@@ -143,10 +143,10 @@ void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
         g.shape());
   Tensor& acc = in.impl_->grad;
   if (!acc.defined()) {
-    acc = zeros(in.shape());
-  } else if (!acc.is_unique()) {
-    acc = acc.clone();  // someone else sees this buffer: copy before writing
+    acc = slice_add(in.shape(), axis, start, g);  // the first gradient: zeros around g
+    return;
   }
+  if (!acc.is_unique()) acc = acc.clone();  // someone else sees this buffer: copy before writing
   slice_add_(acc, axis, start, g);
 }
 

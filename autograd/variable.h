@@ -100,7 +100,9 @@ struct Node {
   // backward add each one straight into the gradient already there (gemm's accumulate).
   void add_grad_into(size_t i, const std::function<void(Tensor& out, bool accumulate)>& write);
   // Accumulate g into the region start.. along `axis` of input i's gradient (g has the input's
-  // shape except along axis). What slice's backward uses: no full-size zeros per slice.
+  // shape except along axis). What slice's backward uses: no full-size zeros per slice. The
+  // first slice to arrive makes the buffer (zeros around g, in one pass: slice_add); later
+  // ones are added in place (slice_add_).
   void add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g);
 };
 

@@ -136,8 +136,7 @@ RNNState RecurrentCell::forward(const Variable& x, const RNNState& state) {
   if (cell_type == CellType::LSTM)
     check(s.c.shape() == Shape{B, hidden_size}, name(), ": expected a cell state of shape [", B, ", ", hidden_size,
           "], got ", s.c.shape());
-  Variable gx = matmul(x, weight_ih, false, true);  // (B, G*H)
-  if (bias_ih.defined()) gx = gx + bias_ih;
+  const Variable gx = linear(x, weight_ih, bias_ih);  // x W_ih^T + b_ih  (B, G*H)
   return cell_step(cell_type, gx, s, weight_hh, bias_hh, nonlinearity);
 }
 

@@ -27,6 +27,10 @@ constexpr int64_t kElementwiseGrain = 1 << 15;
 // (64, 128) tanh of an LSTM's attentional state then runs on two threads instead of one.
 constexpr int64_t kVmathElementCost = 8;
 
+// Rows per chunk of a parallel_for over rows of `cols` elements, so that a chunk holds about
+// kElementwiseGrain elements (at least one row).
+inline int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
+
 // y[i] = f(x[i])
 template <class F>
 Tensor map(const Tensor& x, F f) {
@@ -95,7 +99,7 @@ Tensor map2(const Tensor& a, const Tensor& b, F f, const char* op = "map2") {
   // row each operand advances by 1, or by 0 where it is broadcast.
   const RowWalk<2> walk(shape, {broadcast_strides(a.shape(), shape), broadcast_strides(b.shape(), shape)});
   const int64_t cols = walk.cols();
-  parallel_for(0, walk.rows(), std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, walk.rows(), row_grain(cols), [&](int64_t r0, int64_t r1) {
     RowWalk<2> w = walk;
     w.seek(r0);
     for (int64_t r = r0; r < r1; ++r, w.next())

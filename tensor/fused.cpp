@@ -13,13 +13,6 @@
 #include "tensor/vmath.h"
 
 namespace seqgrad {
-namespace {
-
-// Rows per chunk of a parallel_for so that a chunk is about kElementwiseGrain elements.
-int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
-
-}  // namespace
-
 // ================================================================================================
 // Layer norm
 

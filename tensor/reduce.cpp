@@ -35,7 +35,7 @@ double sum_contiguous(const real* x, int64_t n) {
 // number of threads.
 void sum_kernel(const real* x, real* out, AxisView v) {
   if (v.inner == 1) {
-    parallel_for(0, v.outer, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, v.n)),
+    parallel_for(0, v.outer, row_grain(v.n),
                  [&](int64_t o0, int64_t o1) {
                    for (int64_t o = o0; o < o1; ++o) out[o] = static_cast<real>(sum_contiguous(x + o * v.n, v.n));
                  });
@@ -44,7 +44,7 @@ void sum_kernel(const real* x, real* out, AxisView v) {
   constexpr int64_t kBlock = 256;
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
   const int64_t work = std::max<int64_t>(1, v.n * std::min(v.inner, kBlock));  // elements per item
-  parallel_for(0, v.outer * blocks, std::max<int64_t>(1, kElementwiseGrain / work), [&](int64_t j0, int64_t j1) {
+  parallel_for(0, v.outer * blocks, row_grain(work), [&](int64_t j0, int64_t j1) {
     double acc[kBlock];
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t o = j / blocks, i0 = (j % blocks) * kBlock, w = std::min(kBlock, v.inner - i0);

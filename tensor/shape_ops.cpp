@@ -44,7 +44,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& order) {
   const int64_t cols = walk.cols(), step = walk.step(0);
   const real* px = x.data();
   real* po = out.data();
-  parallel_for(0, walk.rows(), std::max<int64_t>(1, kElementwiseGrain / cols), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, walk.rows(), row_grain(cols), [&](int64_t r0, int64_t r1) {
     RowWalk<1> w = walk;
     w.seek(r0);
     for (int64_t r = r0; r < r1; ++r, w.next()) {
@@ -87,16 +87,33 @@ Tensor squeeze(const Tensor& x, int64_t axis) {
 namespace {
 
 // Copies an (outer, n_src, inner) block into an (outer, n_dst, inner) block at offset
-// `at` along the middle axis (or reads from there when `reading`).
+// `at` along the middle axis (or reads from there when `reading`). Each outer index moves one
+// contiguous run of n * inner elements; the runs are shared out between threads.
 void copy_block(const real* src, int64_t n_src, real* dst, int64_t n_dst, int64_t at, int64_t outer,
                 int64_t n, int64_t inner, bool reading) {
-  for (int64_t o = 0; o < outer; ++o) {
-    if (reading) {
-      std::memcpy(dst + o * n_dst * inner, src + (o * n_src + at) * inner, sizeof(real) * n * inner);
-    } else {
-      std::memcpy(dst + (o * n_dst + at) * inner, src + o * n_src * inner, sizeof(real) * n * inner);
+  const int64_t run = n * inner;
+  parallel_for(0, outer, row_grain(run), [=](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      if (reading) {
+        std::memcpy(dst + o * n_dst * inner, src + (o * n_src + at) * inner, sizeof(real) * run);
+      } else {
+        std::memcpy(dst + (o * n_dst + at) * inner, src + o * n_src * inner, sizeof(real) * run);
+      }
     }
-  }
+  });
+}
+
+// The checks slice_add_ and slice_add share: src has dst's shape but n rows along the axis,
+// and those fit at `start`. Returns the normalized axis.
+int check_slice_add(const char* op, const Shape& dst, int64_t axis, int64_t start, const Tensor& src) {
+  const int a = normalize_axis(axis, static_cast<int64_t>(dst.size()), op);
+  const int64_t n = src.dim() == static_cast<int64_t>(dst.size()) ? src.shape()[a] : -1;
+  Shape expect = dst;
+  if (n >= 0) expect[a] = n;
+  check(n >= 0 && src.shape() == expect, op, ": expected a source of shape ", expect, ", got ", src.shape());
+  check_index(start >= 0 && start + n <= dst[a], op, ": ", n, " rows at ", start, " do not fit axis ", a,
+              " of size ", dst[a]);
+  return a;
 }
 
 }  // namespace
@@ -123,19 +140,38 @@ Tensor narrow(const Tensor& x, int64_t axis, int64_t start, int64_t length) {
 }
 
 void slice_add_(Tensor& dst, int64_t axis, int64_t start, const Tensor& src) {
-  const int a = normalize_axis(axis, dst.dim(), "slice_add_");
-  const int64_t n = src.dim() == dst.dim() ? src.shape()[a] : -1;
-  Shape expect = dst.shape();
-  if (n >= 0) expect[a] = n;
-  check(n >= 0 && src.shape() == expect, "slice_add_: expected a source of shape ", expect, ", got ", src.shape());
-  check_index(start >= 0 && start + n <= dst.shape()[a], "slice_add_: ", n, " rows at ", start,
-              " do not fit axis ", a, " of size ", dst.shape()[a]);
+  const int a = check_slice_add("slice_add_", dst.shape(), axis, start, src);
   const AxisView v = axis_view(dst.shape(), a);
-  for (int64_t o = 0; o < v.outer; ++o) {
-    real* d = dst.data() + (o * v.n + start) * v.inner;
-    const real* s = src.data() + o * n * v.inner;
-    for (int64_t i = 0; i < n * v.inner; ++i) d[i] += s[i];
-  }
+  const int64_t run = src.shape()[a] * v.inner;  // one outer index's contiguous run in src
+  real* pd = dst.data();
+  const real* ps = src.data();
+  parallel_for(0, v.outer, row_grain(run), [=](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      real* d = pd + (o * v.n + start) * v.inner;
+      const real* s = ps + o * run;
+      for (int64_t i = 0; i < run; ++i) d[i] += s[i];
+    }
+  });
+}
+
+// zeros(shape) with src at rows [start, start + n) along the axis, written in one pass: each
+// outer index's run is zeros before the slice, src's run, zeros after.
+Tensor slice_add(const Shape& shape, int64_t axis, int64_t start, const Tensor& src) {
+  const int a = check_slice_add("slice_add", shape, axis, start, src);
+  Tensor out = Tensor::empty(shape);
+  const AxisView v = axis_view(shape, a);
+  const int64_t before = start * v.inner, run = src.shape()[a] * v.inner, row = v.n * v.inner;
+  real* po = out.data();
+  const real* ps = src.data();
+  parallel_for(0, v.outer, row_grain(row), [=](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      real* d = po + o * row;
+      std::fill(d, d + before, real(0));
+      std::copy(ps + o * run, ps + (o + 1) * run, d + before);
+      std::fill(d + before + run, d + row, real(0));
+    }
+  });
+  return out;
 }
 
 // ================================================================================================

@@ -54,6 +54,9 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 // dst[..., start:start+n, ...] += src along axis, in place (adjoint of slice). Adding into
 // one region of an existing gradient keeps an RNN unrolled over T steps O(T), not O(T^2).
 void slice_add_(Tensor& dst, int64_t axis, int64_t start, const Tensor& src);
+// zeros(shape) with src at rows [start, start+n) along axis: the same, for a gradient not yet
+// written, in one pass (no zero fill of the slice's rows followed by an addition to them).
+Tensor slice_add(const Shape& shape, int64_t axis, int64_t start, const Tensor& src);
 // zeros(shape) with src's rows added at rows index[j] along axis (adjoint of index_select).
 Tensor index_add(const Shape& shape, int64_t axis, const Tensor& index, const Tensor& src);
 // zeros(shape) with src added at the positions gather read (adjoint of gather).

@@ -24,7 +24,7 @@ constexpr real kNegInf = -std::numeric_limits<real>::infinity();
 template <class F>
 void for_each_row(const Shape& shape, int axis, F fn) {
   const AxisView v = axis_view(shape, axis);
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, v.n));
+  const int64_t grain = row_grain(v.n);
   parallel_for(0, v.outer * v.inner, grain, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t o = r / v.inner, i = r % v.inner;
@@ -94,7 +94,7 @@ Tensor softmax(const Tensor& x, int64_t axis) {
   real* py = y.data();
   if (a == x.dim() - 1) {  // the last axis: the rows lie one after another
     const int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)),
+    parallel_for(0, rows, row_grain(n),
                  [&](int64_t r0, int64_t r1) { softmax_rows(px + r0 * n, py + r0 * n, r1 - r0, n); });
     return y;
   }
@@ -171,7 +171,7 @@ Tensor scaled_masked_softmax(const Tensor& x, const Tensor& mask, real scale) {
   const RowWalk<1> walk(Shape(x.shape().begin(), x.shape().end() - 1), {std::vector<int64_t>(mst.begin(), mst.end() - 1)});
   const int64_t cols = walk.cols();
   const real* pm = mask.defined() ? mask.data() : nullptr;
-  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     RowWalk<1> w = walk;
     w.seek(r0 / cols);
     int64_t c = r0 % cols;
@@ -268,7 +268,7 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
   std::vector<int64_t> t(N);
   for (int64_t n = 0; n < N; ++n) t[n] = target_of(targets.data()[n], ignore_index, V);
   const real eps = label_smoothing;
-  parallel_for(0, N, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(V, 1)), [&](int64_t n0, int64_t n1) {
+  parallel_for(0, N, row_grain(V), [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const real* x = logits.data() + n * V;
       real m = kNegInf;
@@ -302,7 +302,7 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
   const int64_t N = logits.size(0), V = logits.size(1);
   Tensor dx = Tensor::empty(logits.shape());
   const real eps = label_smoothing;
-  parallel_for(0, N, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(V, 1)), [&](int64_t n0, int64_t n1) {
+  parallel_for(0, N, row_grain(V), [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       real* d = dx.data() + n * V;
       const int64_t t = target_of(targets.data()[n], ignore_index, V);

@@ -115,7 +115,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor& Tensor::fill_(real value) {
-  std::fill(data(), data() + numel_, value);
+  real* y = data();
+  parallel_for(0, numel_, kElementwiseGrain, [=](int64_t i0, int64_t i1) { std::fill(y + i0, y + i1, value); });
   return *this;
 }
 

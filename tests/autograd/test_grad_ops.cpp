@@ -124,6 +124,10 @@ TEST_CASE("grad: slice, narrow, concat, stack, split, chunk") {
   CHECK_GRAD([](const Vars& v) { return slice(v[0], 1, 1, 4); }, {x});
   CHECK_GRAD([](const Vars& v) { return slice(v[0], -2, -3, -1); }, {x});
   CHECK_GRAD([](const Vars& v) { return narrow(v[0], 0, 1, 2); }, {x});
+  // Overlapping slices of one input, and the input used whole as well: the first gradient to
+  // arrive makes the buffer, the others add to it
+  CHECK_GRAD([](const Vars& v) { return slice(v[0], 1, 0, 3) * slice(v[0], 1, 2, 5); }, {x});
+  CHECK_GRAD([](const Vars& v) { return sum(slice(v[0], 1, 1, 2)) * v[0] + slice(v[0], 1, 3, 4); }, {x});
   CHECK_GRAD([](const Vars& v) { return concat({v[0], v[1], v[0]}, 1); }, {x, y});
   CHECK_GRAD([](const Vars& v) { return stack({v[0], v[0] * v[0]}, 1); }, {y});
   CHECK_GRAD([](const Vars& v) { return stack({v[0], v[1]}, -1); }, {y, randn({3, 2, 2})});

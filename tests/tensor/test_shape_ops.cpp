@@ -29,6 +29,38 @@ TEST_CASE("slice, narrow and slice_add_") {
   CHECK(back.to_vector() == std::vector<real>{1, 2, 3, 1, 1, 6, 7, 1, 1, 10, 11, 1});
   CHECK_THROWS_WITH_AS(slice_add_(back, 1, 3, slice(x, 1, 1, 3)), "slice_add_: 2 rows at 3 do not fit axis 1 of size 4",
                        std::out_of_range);
+  // The out-of-place form: zeros with the slice written in
+  CHECK(slice_add({3, 4}, 1, 1, slice(x, 1, 1, 3)).to_vector() ==
+        std::vector<real>{0, 1, 2, 0, 0, 5, 6, 0, 0, 9, 10, 0});
+  CHECK(slice_add({2, 3}, 0, 2, Tensor::empty({0, 3})).to_vector() == std::vector<real>(6, 0));  // an empty slice
+  CHECK_THROWS_WITH_AS(slice_add({3, 4}, 1, 3, slice(x, 1, 1, 3)), "slice_add: 2 rows at 3 do not fit axis 1 of size 4",
+                       std::out_of_range);
+  CHECK_THROWS_WITH_AS(slice_add({3, 4}, 1, 0, x.reshape({12})), "slice_add: expected a source of shape [3, 4], got [12]",
+                       std::invalid_argument);
+}
+
+// Large enough for the copies to be shared between threads: the same values on 1 and 2 threads,
+// and slice_add equals zeros + slice_add_.
+TEST_CASE("slice, concat, slice_add_, slice_add and fill_ on two threads") {
+  manual_seed(7);
+  const Tensor x = randn({64, 20, 512});
+  std::vector<std::vector<real>> results[2];
+  for (int threads : {1, 2}) {
+    testing::ThreadCount count(threads);
+    const Tensor s = slice(x, 1, 5, 6);  // (64, 1, 512)
+    CHECK(s.at({63, 0, 511}) == x.at({63, 5, 511}));
+    Tensor acc = zeros(x.shape());
+    slice_add_(acc, 1, 5, s);
+    const Tensor fresh = slice_add(x.shape(), 1, 5, s);
+    CHECK(fresh.to_vector() == acc.to_vector());
+    CHECK(fresh.at({63, 5, 511}) == x.at({63, 5, 511}));
+    CHECK(fresh.at({63, 6, 0}) == 0);
+    const Tensor c = concat({x, s}, 1);  // (64, 21, 512)
+    CHECK(c.at({63, 20, 511}) == x.at({63, 5, 511}));
+    CHECK(c.at({63, 19, 0}) == x.at({63, 19, 0}));
+    results[threads - 1] = {s.to_vector(), fresh.to_vector(), c.to_vector(), full({64, 1024}, 3).to_vector()};
+  }
+  CHECK(results[0] == results[1]);
 }
 
 TEST_CASE("concat, stack, split, chunk") {
