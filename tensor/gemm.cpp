@@ -568,6 +568,12 @@ void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B,
 // handing work to another thread would cost more than it saves.
 constexpr int64_t kParallelMacs = 1 << 18;
 
+// A short C's tasks (step 1) each read all of op(A); up to this many reals (256 KB of floats,
+// half of a core's L2 here) it stays in the core's cache from one task to the next. The RNN
+// step's products, (64, 128) to (64, 512), are under it; a Transformer's weight gradient
+// dY^T X, (128, 1280), is over.
+constexpr int64_t kShortAReals = 1 << 16;
+
 // Step 2 below packs on all threads only past this many reals of B panels and shared A slivers
 // (128 KB of floats): less is a few microseconds of copying, about what handing it out and
 // waiting for the other threads costs. (The weight gradients of an RNN step, dY^T X with X
@@ -625,9 +631,11 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    by something else on the machine simply takes fewer of them. The S slivers are shared
   //    out evenly: row block r is slivers [r S / R, (r + 1) S / R), so no block is more than one
   //    sliver bigger than another, and R is a multiple of T, so each thread gets as many.
-  //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into 2T
-  //    column blocks only, and each task packs its own B panels (step 3), so that a panel is
-  //    packed by the core that then reads it, and is already in that core's cache.
+  //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into column
+  //    blocks only, and each task packs its own B panels (step 3), so that a panel is packed by
+  //    the core that then reads it, and is already in that core's cache. Every such task reads
+  //    all of op(A): 4T blocks when A stays in a core's L2 (kShortAReals), else 2T, since each
+  //    extra task would read A once more from further away.
   const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
   const int64_t slivers = ceil_div(M, MR);
   const bool tasks_pack_b = threads > 1 && M <= MC && n_panels >= 2 * threads;
@@ -639,7 +647,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
   auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
   const int64_t col_tasks =
-      tasks_pack_b ? 2 * threads : std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
+      tasks_pack_b ? std::min(n_panels, (M * K <= kShortAReals ? 4 : 2) * threads)
+                   : std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
   const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
 

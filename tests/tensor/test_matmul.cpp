@@ -239,10 +239,13 @@ TEST_CASE("linear: x W^T + b equals matmul then add, for any number of batch axe
 
 TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the reference") {
   // Up to 24 rows B is read in place (only a ragged last panel is packed) unless its rows are a
-  // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule.
+  // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule. A short
+  // C is cut into 4 column blocks per thread when A is small ((64, 512, 128)), 2 when it is not
+  // ((128, 128, 1280), a Transformer's weight gradient).
   const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
                                     {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
-                                    {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9}};
+                                    {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9},
+                                    {128, 128, 1280}};
   check_all_transposes(shapes);
 }
 
@@ -286,7 +289,7 @@ TEST_CASE("gemm: exact on small integers") {
 TEST_CASE("gemm: bit-identical results on 1, 2 and 3 threads") {
   // Shapes big enough to be split over threads, split along M (M > N) and along N, with edges.
   const std::vector<Dims> shapes = {{200, 300, 170}, {513, 77, 300}, {64, 512, 128},
-                                    {97, 1000, 600}, {1000, 40, 257}};
+                                    {97, 1000, 600}, {1000, 40, 257}, {128, 128, 1280}};
   for (const Dims& d : shapes)
     for (int t = 0; t < 4; ++t) {
       CAPTURE(d.M);
