@@ -27,8 +27,8 @@ constexpr int64_t kElementwiseGrain = 1 << 15;
 // (64, 128) tanh of an LSTM's attentional state then runs on two threads instead of one.
 constexpr int64_t kVmathElementCost = 8;
 
-// Rows per chunk of a parallel_for over rows of `cols` elements, so that a chunk holds about
-// kElementwiseGrain elements (at least one row).
+// The grain, in rows, of a parallel_for over rows of `cols` elements: such a loop is split only
+// past about kElementwiseGrain elements, into chunks of at least that many (and of whole rows).
 inline int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
 
 // y[i] = f(x[i])

@@ -634,8 +634,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into column
   //    blocks only, and each task packs its own B panels (step 3), so that a panel is packed by
   //    the core that then reads it, and is already in that core's cache. Every such task reads
-  //    all of op(A): 4T blocks when A stays in a core's L2 (kShortAReals), else 2T, since each
-  //    extra task would read A once more from further away.
+  //    all of op(A): up to 4T blocks (at most one per panel) when A stays in a core's L2
+  //    (kShortAReals), else 2T, since each extra task would read A once more from further away.
   const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
   const int64_t slivers = ceil_div(M, MR);
   const bool tasks_pack_b = threads > 1 && M <= MC && n_panels >= 2 * threads;

@@ -82,26 +82,9 @@ Tensor squeeze(const Tensor& x, int64_t axis) {
 }
 
 // ================================================================================================
-// slice / narrow, and their adjoint slice_add_
+// slice / narrow, and their adjoints slice_add_ and slice_add
 
 namespace {
-
-// Copies an (outer, n_src, inner) block into an (outer, n_dst, inner) block at offset
-// `at` along the middle axis (or reads from there when `reading`). Each outer index moves one
-// contiguous run of n * inner elements; the runs are shared out between threads.
-void copy_block(const real* src, int64_t n_src, real* dst, int64_t n_dst, int64_t at, int64_t outer,
-                int64_t n, int64_t inner, bool reading) {
-  const int64_t run = n * inner;
-  parallel_for(0, outer, row_grain(run), [=](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      if (reading) {
-        std::memcpy(dst + o * n_dst * inner, src + (o * n_src + at) * inner, sizeof(real) * run);
-      } else {
-        std::memcpy(dst + (o * n_dst + at) * inner, src + o * n_src * inner, sizeof(real) * run);
-      }
-    }
-  });
-}
 
 // The checks slice_add_ and slice_add share: src has dst's shape but n rows along the axis,
 // and those fit at `start`. Returns the normalized axis.
@@ -111,8 +94,8 @@ int check_slice_add(const char* op, const Shape& dst, int64_t axis, int64_t star
   Shape expect = dst;
   if (n >= 0) expect[a] = n;
   check(n >= 0 && src.shape() == expect, op, ": expected a source of shape ", expect, ", got ", src.shape());
-  check_index(start >= 0 && start + n <= dst[a], op, ": ", n, " rows at ", start, " do not fit axis ", a,
-              " of size ", dst[a]);
+  check_index(start >= 0 && start <= dst[a] && n <= dst[a] - start, op, ": ", n, " rows at ", start,
+              " do not fit axis ", a, " of size ", dst[a]);  // (written so that a huge start cannot overflow)
   return a;
 }
 
@@ -127,8 +110,16 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
   Shape shape = x.shape();
   shape[a] = e - s;
   Tensor out = Tensor::empty(shape);
+  // Viewed as (outer, n, inner), x holds for each outer index a contiguous run of n * inner
+  // elements, and the slice is the part of it from s * inner on, (e - s) * inner long. The
+  // outer indices are shared out between threads.
   const AxisView v = axis_view(x.shape(), a);
-  if (out.numel() > 0) copy_block(x.data(), n, out.data(), e - s, s, v.outer, e - s, v.inner, true);
+  const int64_t run = (e - s) * v.inner;
+  const real* px = x.data();
+  real* po = out.data();
+  parallel_for(0, v.outer, row_grain(run), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) std::copy_n(px + (o * n + s) * v.inner, run, po + o * run);
+  });
   return out;
 }
 
@@ -145,7 +136,7 @@ void slice_add_(Tensor& dst, int64_t axis, int64_t start, const Tensor& src) {
   const int64_t run = src.shape()[a] * v.inner;  // one outer index's contiguous run in src
   real* pd = dst.data();
   const real* ps = src.data();
-  parallel_for(0, v.outer, row_grain(run), [=](int64_t o0, int64_t o1) {
+  parallel_for(0, v.outer, row_grain(run), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       real* d = pd + (o * v.n + start) * v.inner;
       const real* s = ps + o * run;
@@ -163,7 +154,7 @@ Tensor slice_add(const Shape& shape, int64_t axis, int64_t start, const Tensor& 
   const int64_t before = start * v.inner, run = src.shape()[a] * v.inner, row = v.n * v.inner;
   real* po = out.data();
   const real* ps = src.data();
-  parallel_for(0, v.outer, row_grain(row), [=](int64_t o0, int64_t o1) {
+  parallel_for(0, v.outer, row_grain(row), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       real* d = po + o * row;
       std::fill(d, d + before, real(0));
@@ -192,13 +183,21 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     shape[a] += got[a];
   }
   Tensor out = Tensor::empty(shape);
+  // Viewed as (outer, n, inner), each outer index of out is the inputs' runs side by side:
+  // [x0's n0 * inner elements | x1's n1 * inner | ...]. The outer indices are shared out
+  // between threads, each copying every input's run for its own.
   const AxisView v = axis_view(shape, a);
-  int64_t at = 0;
-  for (const Tensor& x : xs) {
-    const int64_t n = x.shape()[a];
-    if (x.numel() > 0) copy_block(x.data(), n, out.data(), shape[a], at, v.outer, n, v.inner, false);
-    at += n;
-  }
+  const int64_t row = shape[a] * v.inner;
+  real* po = out.data();
+  parallel_for(0, v.outer, row_grain(row), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      real* d = po + o * row;
+      for (const Tensor& x : xs) {
+        const int64_t run = x.shape()[a] * v.inner;
+        d = std::copy_n(x.data() + o * run, run, d);
+      }
+    }
+  });
   return out;
 }
 

@@ -1,7 +1,7 @@
 // tensor/shape_ops.h - moving data between layouts: transpose, slice, concat, index.
 //
 // Every op here returns a new contiguous tensor (reshape, which shares storage, is a method
-// of Tensor). The helpers at the end (slice_add_, index_add, scatter_add) are the adjoints
+// of Tensor). The helpers at the end (slice_add_, slice_add, index_add, scatter_add) are the adjoints
 // autograd needs: they put a gradient back where the forward took it from.
 // Indices are whole numbers stored as real (see dtype.h) and are checked for range.
 // Read next: softmax.h.

@@ -116,7 +116,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
 
 Tensor& Tensor::fill_(real value) {
   real* y = data();
-  parallel_for(0, numel_, kElementwiseGrain, [=](int64_t i0, int64_t i1) { std::fill(y + i0, y + i1, value); });
+  parallel_for(0, numel_, kElementwiseGrain, [&](int64_t i0, int64_t i1) { std::fill(y + i0, y + i1, value); });
   return *this;
 }
 

@@ -125,10 +125,14 @@ TEST_CASE("linear with a residual equals residual + linear: values and gradients
   CHECK(linear(x, w, Tensor(), r).to_vector() == (r + linear(x, w, Tensor())).to_vector());
   CHECK_THROWS_WITH_AS(linear(x, w, Tensor(), zeros({5, 3})),
                        "linear: expected a residual of the output's shape [3, 5], got [5, 3]", std::invalid_argument);
-  // An LSTM layer's step is one linear node on top of the input's contribution.
+  // An LSTM cell's step is one linear node on top of the input's contribution, itself one
+  // linear node (x W_ih^T + b_ih, no separate bias add): inputs h, W_hh, b_hh, gx.
   nn::LSTMCell cell(4, 6);
   const nn::RNNState s = cell.forward(Variable(randn({2, 4})), nn::RNNState{});
-  CHECK(s.h.node()->inputs[0].node()->inputs[0].op() == "linear");
+  const Variable gates = s.h.node()->inputs[0].node()->inputs[0];
+  CHECK(gates.op() == "linear");
+  REQUIRE(gates.node()->inputs.size() == 4);
+  CHECK(gates.node()->inputs[3].op() == "linear");
 }
 
 TEST_CASE("scaled_masked_softmax equals masked_softmax of the scaled scores: values and gradients, bit for bit") {

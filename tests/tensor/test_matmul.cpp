@@ -184,6 +184,7 @@ TEST_CASE("gemm: accumulate adds the product to C, addend to a given matrix, on 
     CHECK(accumulate_mismatches(300, 200, 100, t & 1, t & 2, false) == 0);
     CHECK(accumulate_mismatches(512, 128, 64, t & 1, t & 2, false) == 0);
     CHECK(accumulate_mismatches(64, 512, 128, t & 1, t & 2, false) == 0);
+    CHECK(accumulate_mismatches(128, 128, 1280, t & 1, t & 2, false) == 0);
     CHECK(accumulate_mismatches(200, 300, 700, t & 1, t & 2, true) == 0);
   }
 }
@@ -241,7 +242,8 @@ TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the re
   // Up to 24 rows B is read in place (only a ragged last panel is packed) unless its rows are a
   // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule. A short
   // C is cut into 4 column blocks per thread when A is small ((64, 512, 128)), 2 when it is not
-  // ((128, 128, 1280), a Transformer's weight gradient).
+  // ((128, 128, 1280), a Transformer's weight gradient), so two threads.
+  ThreadCount two(2);
   const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
                                     {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
                                     {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9},
@@ -289,7 +291,8 @@ TEST_CASE("gemm: exact on small integers") {
 TEST_CASE("gemm: bit-identical results on 1, 2 and 3 threads") {
   // Shapes big enough to be split over threads, split along M (M > N) and along N, with edges.
   const std::vector<Dims> shapes = {{200, 300, 170}, {513, 77, 300}, {64, 512, 128},
-                                    {97, 1000, 600}, {1000, 40, 257}, {128, 128, 1280}};
+                                    {97, 1000, 600}, {1000, 40, 257}, {128, 128, 1280},
+                                    {64, 96, 128}};  // (64, 96, 128): 6 panels, fewer than 4 per thread
   for (const Dims& d : shapes)
     for (int t = 0; t < 4; ++t) {
       CAPTURE(d.M);

@@ -1,5 +1,7 @@
 // tests/tensor/test_shape_ops.cpp - transpose/permute, slice, concat/stack/split/chunk,
 // index_select/gather and their adjoints, with pinned error messages.
+#include <limits>
+
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -18,7 +20,7 @@ TEST_CASE("transpose and permute move elements") {
   CHECK(squeeze(unsqueeze(x, -1), -1).shape() == Shape{2, 3});
 }
 
-TEST_CASE("slice, narrow and slice_add_") {
+TEST_CASE("slice, narrow, slice_add_ and slice_add") {
   const Tensor x = arange(12).reshape({3, 4});
   CHECK(slice(x, 1, 1, 3).to_vector() == std::vector<real>{1, 2, 5, 6, 9, 10});
   CHECK(slice(x, 0, -1, 3).to_vector() == std::vector<real>{8, 9, 10, 11});
@@ -37,26 +39,36 @@ TEST_CASE("slice, narrow and slice_add_") {
                        std::out_of_range);
   CHECK_THROWS_WITH_AS(slice_add({3, 4}, 1, 0, x.reshape({12})), "slice_add: expected a source of shape [3, 4], got [12]",
                        std::invalid_argument);
+  CHECK_THROWS_WITH_AS(slice_add_(back, 0, 0, x.reshape({12})), "slice_add_: expected a source of shape [3, 4], got [12]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(slice_add({3, 4}, 2, 0, x), "slice_add: axis 2 is out of range for a tensor of 2 dimensions (valid: -2..1)",
+                       std::out_of_range);
+  // A start so large that start + rows would overflow is still just out of range
+  CHECK_THROWS_WITH_AS(slice_add_(back, 1, std::numeric_limits<int64_t>::max(), slice(x, 1, 1, 3)),
+                       "slice_add_: 2 rows at 9223372036854775807 do not fit axis 1 of size 4", std::out_of_range);
 }
 
-// Large enough for the copies to be shared between threads: the same values on 1 and 2 threads,
-// and slice_add equals zeros + slice_add_.
+// Large enough for every copy to be shared between threads (runs of 5 x 512 elements, 64 of
+// them): the same values on 1 and 2 threads, and slice_add equals zeros + slice_add_.
 TEST_CASE("slice, concat, slice_add_, slice_add and fill_ on two threads") {
   manual_seed(7);
   const Tensor x = randn({64, 20, 512});
   std::vector<std::vector<real>> results[2];
   for (int threads : {1, 2}) {
     testing::ThreadCount count(threads);
-    const Tensor s = slice(x, 1, 5, 6);  // (64, 1, 512)
-    CHECK(s.at({63, 0, 511}) == x.at({63, 5, 511}));
+    const Tensor s = slice(x, 1, 5, 10);  // (64, 5, 512)
+    CHECK(s.at({63, 4, 511}) == x.at({63, 9, 511}));
+    CHECK(s.at({0, 0, 0}) == x.at({0, 5, 0}));
     Tensor acc = zeros(x.shape());
     slice_add_(acc, 1, 5, s);
     const Tensor fresh = slice_add(x.shape(), 1, 5, s);
     CHECK(fresh.to_vector() == acc.to_vector());
-    CHECK(fresh.at({63, 5, 511}) == x.at({63, 5, 511}));
-    CHECK(fresh.at({63, 6, 0}) == 0);
-    const Tensor c = concat({x, s}, 1);  // (64, 21, 512)
-    CHECK(c.at({63, 20, 511}) == x.at({63, 5, 511}));
+    CHECK(fresh.at({63, 9, 511}) == x.at({63, 9, 511}));
+    CHECK(fresh.at({63, 10, 0}) == 0);
+    CHECK(fresh.at({0, 4, 511}) == 0);
+    const Tensor c = concat({x, s}, 1);  // (64, 25, 512)
+    CHECK(c.at({63, 24, 511}) == x.at({63, 9, 511}));
+    CHECK(c.at({63, 20, 0}) == x.at({63, 5, 0}));
     CHECK(c.at({63, 19, 0}) == x.at({63, 19, 0}));
     results[threads - 1] = {s.to_vector(), fresh.to_vector(), c.to_vector(), full({64, 1024}, 3).to_vector()};
   }
