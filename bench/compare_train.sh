@@ -10,6 +10,13 @@
 # `bench_train --threads 1,2`, which alternates 1 and 2 threads step by step in one process:
 # its speed-up compares steps milliseconds apart, which the machine's other load hits alike.
 #
+# On a virtual machine the host may run other machines' work on the same physical cores. Linux
+# counts the time a virtual core was ready to run but the host ran something else as "steal"
+# (/proc/stat). Every line gets steal=<percent>: the steal during that run as a share of the
+# CPU time the machine asked for (busy + stolen). A two-thread step waits at every job's end
+# for the slower core, so it loses more to steal than a one-thread step does. Steal is not
+# the only interference: other machines also share the caches and memory (docs/performance.md).
+#
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
 # PyTorch is needed only here (Debian: apt-get install python3-torch); seqgrad never uses it.
@@ -23,20 +30,31 @@ OURS=build/bench_train
     exit 2
 }
 
+# "busy stolen" ticks of all cores so far (stolen 0 where /proc/stat has no steal column).
+cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, ($9 == "" ? 0 : $9); exit }' /proc/stat 2>/dev/null || echo "0 0"; }
+# steal_since "busy stolen": the percentage of stolen time since that snapshot.
+steal_since() {
+    echo "$1 $(cpu_ticks)" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.0f%%", (b + s > 0) ? 100 * s / (b + s) : 0 }'
+}
+
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
     for w in lstm_attn transformer; do
         for t in 1 2; do
+            before=$(cpu_ticks)
             line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads "$t" 2>/dev/null)
-            echo "round=$r side=torch $line" | tee -a "$RAW"
+            echo "round=$r side=torch $line steal=$(steal_since "$before")" | tee -a "$RAW"
+            before=$(cpu_ticks)
             line=$("$OURS" --workload "$w" --threads "$t" 2>/dev/null)
-            echo "round=$r side=seqgrad $line" | tee -a "$RAW"
+            echo "round=$r side=seqgrad $line steal=$(steal_since "$before")" | tee -a "$RAW"
         done
+        before=$(cpu_ticks)
         ratio=$("$OURS" --workload "$w" --threads 1,2 2>&1 >/dev/null | sed -n 's/^# interleaved: .*: //p')
+        steal=$(steal_since "$before")
         [ -n "$ratio" ] || { echo "compare_train: $OURS --threads 1,2 printed no interleaved ratio" >&2; exit 1; }
-        echo "round=$r side=interleaved workload=$w speedup=$ratio" | tee -a "$RAW"
+        echo "round=$r side=interleaved workload=$w speedup=$ratio steal=$steal" | tee -a "$RAW"
     done
 done
 echo "# done $(date -u '+%H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -56,34 +74,38 @@ function median_of(list,   n, i, j, a, tmp) {
 function median(key) { return median_of(vals[key]) }
 field("side") == "interleaved" {
     il[field("workload") " " field("round")] = field("speedup")
+    ils[field("workload") " " field("round")] = field("steal") + 0
     next
 }
 {
     key = field("side") " " field("workload") " " field("threads")
     vals[key] = vals[key] " " field("ms_per_step")
     rss[key] = field("peak_rss_mb")
+    if (field("steal") != "") steals[key] = steals[key] " " (field("steal") + 0)
     ms[key " " field("round")] = field("ms_per_step")
     if (field("round") + 0 > rounds) rounds = field("round") + 0
 }
 END {
     printf "\n| workload | threads | PyTorch ms/step | seqgrad ms/step | seqgrad / PyTorch |"
-    printf " seqgrad 1t / 2t | PyTorch peak RSS MB | seqgrad peak RSS MB |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    printf " seqgrad 1t / 2t | PyTorch peak RSS MB | seqgrad peak RSS MB | steal PyTorch / seqgrad |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     split("lstm_attn transformer", ws, " ")
     for (wi = 1; wi <= 2; wi++) for (t = 1; t <= 2; t++) {
         w = ws[wi]
         pt = median("torch " w " " t); sg = median("seqgrad " w " " t)
         up = (t == 2) ? sprintf("%.2fx", median("seqgrad " w " 1") / sg) : ""
-        printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s |\n", w, t, pt, sg, sg / pt, up,
-               rss["torch " w " " t], rss["seqgrad " w " " t]
+        printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s | %.0f%% / %.0f%% |\n", w, t, pt, sg, sg / pt, up,
+               rss["torch " w " " t], rss["seqgrad " w " " t], median_of(steals["torch " w " " t]),
+               median_of(steals["seqgrad " w " " t])
     }
     # The same ratios round by round: the two sides of a round ran a minute apart, so a ratio
     # within a round is less exposed to the machine'"'"'s load drifting than a ratio of medians.
     printf "\n| workload | seqgrad / PyTorch, 1 thread, each round | median |"
-    printf " seqgrad 1t / 2t, each round | median | seqgrad 1t / 2t, steps interleaved, each round | median |\n"
-    printf "|---|---|---:|---|---:|---|---:|\n"
+    printf " seqgrad 1t / 2t, each round | median | seqgrad 1t / 2t, steps interleaved, each round | median |"
+    printf " steal in the interleaved runs |\n"
+    printf "|---|---|---:|---|---:|---|---:|---|\n"
     for (wi = 1; wi <= 2; wi++) {
-        w = ws[wi]; rl = ""; sl = ""; il_l = ""; rv = ""; sv = ""; iv = ""
+        w = ws[wi]; rl = ""; sl = ""; il_l = ""; rv = ""; sv = ""; iv = ""; st_l = ""
         for (r = 1; r <= rounds; r++) {
             x = ms["seqgrad " w " 1 " r] / ms["torch " w " 1 " r]
             y = ms["seqgrad " w " 1 " r] / ms["seqgrad " w " 2 " r]
@@ -91,8 +113,9 @@ END {
             rl = rl sprintf("%s%.2f", r > 1 ? ", " : "", x); rv = rv " " x
             sl = sl sprintf("%s%.2fx", r > 1 ? ", " : "", y); sv = sv " " y
             il_l = il_l sprintf("%s%.2fx", r > 1 ? ", " : "", z); iv = iv " " z
+            st_l = st_l sprintf("%s%.0f%%", r > 1 ? ", " : "", ils[w " " r])
         }
-        printf "| %s | %s | %.2f | %s | %.2fx | %s | %.2fx |\n", w, rl, median_of(rv), sl, median_of(sv),
-               il_l, median_of(iv)
+        printf "| %s | %s | %.2f | %s | %.2fx | %s | %.2fx | %s |\n", w, rl, median_of(rv), sl, median_of(sv),
+               il_l, median_of(iv), st_l
     }
 }' "$RAW"
