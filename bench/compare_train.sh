@@ -30,11 +30,15 @@ OURS=build/bench_train
     exit 2
 }
 
-# "busy stolen" ticks of all cores so far (stolen 0 where /proc/stat has no steal column).
-cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, ($9 == "" ? 0 : $9); exit }' /proc/stat 2>/dev/null || echo "0 0"; }
-# steal_since "busy stolen": the percentage of stolen time since that snapshot.
+# "busy stolen" ticks of all cores so far, or "- -" without Linux's /proc/stat and its steal column.
+cpu_ticks() {
+    awk '/^cpu / && NF >= 9 { print $2 + $3 + $4 + $7 + $8, $9; found = 1; exit }
+         END { if (!found) print "- -" }' /proc/stat 2>/dev/null || echo "- -"
+}
+# steal_since "busy stolen": the percentage of stolen time since that snapshot, or n/a.
 steal_since() {
-    echo "$1 $(cpu_ticks)" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.0f%%", (b + s > 0) ? 100 * s / (b + s) : 0 }'
+    echo "$1 $(cpu_ticks)" | awk '$1 == "-" || $3 == "-" || $3 + $4 <= $1 + $2 { print "n/a"; next }
+        { b = $3 - $1; s = $4 - $2; printf "%.0f%%\n", 100 * s / (b + s) }'
 }
 
 RAW=$(mktemp)
@@ -72,16 +76,17 @@ function median_of(list,   n, i, j, a, tmp) {
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 function median(key) { return median_of(vals[key]) }
+function steal_median(key) { return steals[key] == "" ? "n/a" : sprintf("%.0f%%", median_of(steals[key])) }
 field("side") == "interleaved" {
     il[field("workload") " " field("round")] = field("speedup")
-    ils[field("workload") " " field("round")] = field("steal") + 0
+    ils[field("workload") " " field("round")] = field("steal")
     next
 }
 {
     key = field("side") " " field("workload") " " field("threads")
     vals[key] = vals[key] " " field("ms_per_step")
     rss[key] = field("peak_rss_mb")
-    if (field("steal") != "") steals[key] = steals[key] " " (field("steal") + 0)
+    if (field("steal") ~ /%$/) steals[key] = steals[key] " " (field("steal") + 0)
     ms[key " " field("round")] = field("ms_per_step")
     if (field("round") + 0 > rounds) rounds = field("round") + 0
 }
@@ -94,9 +99,9 @@ END {
         w = ws[wi]
         pt = median("torch " w " " t); sg = median("seqgrad " w " " t)
         up = (t == 2) ? sprintf("%.2fx", median("seqgrad " w " 1") / sg) : ""
-        printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s | %.0f%% / %.0f%% |\n", w, t, pt, sg, sg / pt, up,
-               rss["torch " w " " t], rss["seqgrad " w " " t], median_of(steals["torch " w " " t]),
-               median_of(steals["seqgrad " w " " t])
+        printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s | %s / %s |\n", w, t, pt, sg, sg / pt, up,
+               rss["torch " w " " t], rss["seqgrad " w " " t], steal_median("torch " w " " t),
+               steal_median("seqgrad " w " " t)
     }
     # The same ratios round by round: the two sides of a round ran a minute apart, so a ratio
     # within a round is less exposed to the machine'"'"'s load drifting than a ratio of medians.
@@ -113,7 +118,7 @@ END {
             rl = rl sprintf("%s%.2f", r > 1 ? ", " : "", x); rv = rv " " x
             sl = sl sprintf("%s%.2fx", r > 1 ? ", " : "", y); sv = sv " " y
             il_l = il_l sprintf("%s%.2fx", r > 1 ? ", " : "", z); iv = iv " " z
-            st_l = st_l sprintf("%s%.0f%%", r > 1 ? ", " : "", ils[w " " r])
+            st_l = st_l sprintf("%s%s", r > 1 ? ", " : "", ils[w " " r])
         }
         printf "| %s | %s | %.2f | %s | %.2fx | %s | %.2fx | %s |\n", w, rl, median_of(rv), sl, median_of(sv),
                il_l, median_of(iv), st_l
