@@ -1,6 +1,8 @@
-// bench/bench_flags.h - bench_train's command line, parsed apart from running it, so that
-// tests/bench/test_bench_flags.cpp can pin every message a mistyped flag gets.
-//   --workload lstm_attn|transformer  --threads T or T1,T2,...  --steps N  --warmup W  --decode
+// bench/bench_flags.h - the command lines of bench_train and bench_cores, parsed apart from
+// running them, so that tests/bench/test_bench_flags.cpp can pin every message a mistyped flag
+// gets.
+//   bench_train --workload lstm_attn|transformer  --threads T or T1,T2,...  --steps N  --warmup W  --decode
+//   bench_cores [--threads T]
 #pragma once
 
 #include <algorithm>
@@ -81,6 +83,19 @@ inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& a
   if (f.decode && f.threads.size() > 1)
     detail::fail("--decode takes one thread count, got a list of " + std::to_string(f.threads.size()));
   return f;
+}
+
+// bench_cores [--threads T]: the number of threads to run the probe on together (default 2).
+inline int64_t parse_cores_flags(const std::vector<std::string>& args) {
+  int64_t threads = 2;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--threads") detail::fail("unknown flag '" + args[i] + "'");
+    if (i + 1 >= args.size()) detail::fail("flag '--threads' has no value");
+    const std::string& value = args[++i];
+    threads = detail::parse_count("--threads", value, 1);
+    if (threads > 256) detail::fail("--threads expects at most 256 threads, got '" + value + "'");
+  }
+  return threads;
 }
 
 }  // namespace seqgrad::bench

@@ -15,7 +15,9 @@
 # (/proc/stat). Every line gets steal=<percent>: the steal during that run as a share of the
 # CPU time the machine asked for (busy + stolen). A two-thread step waits at every job's end
 # for the slower core, so it loses more to steal than a one-thread step does. Steal is not
-# the only interference: other machines also share the caches and memory (docs/performance.md).
+# the only interference: a core can also keep running, slowed by another machine's work on the
+# same physical core. So each round starts with build/bench_cores, which times the same fixed
+# arithmetic on one core alone and on both cores at once (docs/performance.md, section 5).
 #
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
@@ -23,8 +25,10 @@
 set -eu
 ROUNDS=${1:-3}
 PY=${PYTHON:-/usr/bin/python3}
-OURS=build/bench_train
-[ -x "$OURS" ] || { echo "compare_train: $OURS not built; run 'make bench' first" >&2; exit 2; }
+OURS=build/bench_train CORES=build/bench_cores
+for b in "$OURS" "$CORES"; do
+    [ -x "$b" ] || { echo "compare_train: $b not built; run 'make bench' first" >&2; exit 2; }
+done
 "$PY" -c "import torch" 2>/dev/null || {
     echo "compare_train: PyTorch is not importable by $PY (apt-get install python3-torch)" >&2
     exit 2
@@ -45,6 +49,7 @@ RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
+    echo "round=$r side=cores $("$CORES" | sed 's/^cores: //')" | tee -a "$RAW"
     for w in lstm_attn transformer; do
         for t in 1 2; do
             before=$(cpu_ticks)
@@ -77,6 +82,10 @@ function median_of(list,   n, i, j, a, tmp) {
 }
 function median(key) { return median_of(vals[key]) }
 function steal_median(key) { return steals[key] == "" ? "n/a" : sprintf("%.0f%%", median_of(steals[key])) }
+field("side") == "cores" {
+    probe[field("round")] = field("alone_ms") " ms alone, " field("together_ms") " ms together"
+    next
+}
 field("side") == "interleaved" {
     il[field("workload") " " field("round")] = field("speedup")
     ils[field("workload") " " field("round")] = field("steal")
@@ -123,4 +132,8 @@ END {
         printf "| %s | %s | %.2f | %s | %.2fx | %s | %.2fx | %s |\n", w, rl, median_of(rv), sl, median_of(sv),
                il_l, median_of(iv), st_l
     }
+    # The speed of the cores at the start of each round: the same arithmetic, timed on one core and
+    # then on both at once. Equal numbers: both cores ran at full speed, the round is fair.
+    printf "\n| round | build/bench_cores: one core alone; both cores together |\n|---:|---|\n"
+    for (r = 1; r <= rounds; r++) printf "| %d | %s |\n", r, probe[r]
 }' "$RAW"

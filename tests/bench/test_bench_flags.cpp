@@ -1,5 +1,5 @@
-// tests/bench/test_bench_flags.cpp - bench_train's command line: what each flag accepts, and
-// the message each mistake gets (bench/bench_flags.h).
+// tests/bench/test_bench_flags.cpp - bench_train's and bench_cores's command lines: what each
+// flag accepts, and the message each mistake gets (bench/bench_flags.h).
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -8,8 +8,24 @@
 
 #include "bench/bench_flags.h"
 
+using seqgrad::bench::parse_cores_flags;
 using seqgrad::bench::parse_train_bench_flags;
 using seqgrad::bench::TrainBenchFlags;
+
+namespace {
+
+// What parse(args) throws, or "(accepted)" if it throws nothing.
+template <class Parse>
+std::string message_of(Parse parse, const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
 
 TEST_CASE("bench_train flags: defaults, one thread count, and a list to interleave") {
   const TrainBenchFlags d = parse_train_bench_flags({"--workload", "lstm_attn"});
@@ -27,14 +43,7 @@ TEST_CASE("bench_train flags: defaults, one thread count, and a list to interlea
 }
 
 TEST_CASE("bench_train flags: each mistake is named with what was expected and what was given") {
-  auto message = [](std::vector<std::string> args) {
-    try {
-      parse_train_bench_flags(args);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
+  auto message = [](const std::vector<std::string>& args) { return message_of(parse_train_bench_flags, args); };
   CHECK(message({}) == "--workload expects lstm_attn or transformer, got ''");
   CHECK(message({"--workload", "rnn"}) == "--workload expects lstm_attn or transformer, got 'rnn'");
   CHECK(message({"--workload"}) == "flag '--workload' is unknown or has no value");
@@ -51,4 +60,15 @@ TEST_CASE("bench_train flags: each mistake is named with what was expected and w
   CHECK(message({"--workload", "lstm_attn", "--decode"}) == "--decode needs --workload transformer");
   CHECK(message({"--workload", "transformer", "--decode", "--threads", "1,2"}) ==
         "--decode takes one thread count, got a list of 2");
+}
+
+TEST_CASE("bench_cores flags: a thread count, 2 by default, and each mistake named") {
+  CHECK(parse_cores_flags({}) == 2);
+  CHECK(parse_cores_flags({"--threads", "4"}) == 4);
+  auto message = [](const std::vector<std::string>& args) { return message_of(parse_cores_flags, args); };
+  CHECK(message({"--steps", "3"}) == "unknown flag '--steps'");
+  CHECK(message({"--threads"}) == "flag '--threads' has no value");
+  CHECK(message({"--threads", "0"}) == "--threads expects a whole number >= 1, got '0'");
+  CHECK(message({"--threads", "two"}) == "--threads expects a whole number >= 1, got 'two'");
+  CHECK(message({"--threads", "300"}) == "--threads expects at most 256 threads, got '300'");
 }
