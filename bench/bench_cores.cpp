@@ -8,7 +8,7 @@
 // multiply-adds on values held in registers), first on one thread, then on T threads at once,
 // and prints the milliseconds each took:
 //   cores: threads=2 alone_ms=<ms> together_ms=<thread 0 ms>,<thread 1 ms>
-// On an idle machine all three numbers are the same. Bigger ones mean a slowed core; unequal
+// On an idle machine all the numbers are the same. Bigger ones mean a slowed core; unequal
 // "together" numbers mean the cores ran at different speeds, and a job split in equal halves
 // then waits for the slower one (docs/performance.md, section 5).
 //   make bench && build/bench_cores [--threads T]
@@ -23,28 +23,37 @@
 
 namespace {
 
-// 8 floats per vector, as gemm's kernel uses (the compiler splits it where vectors are shorter).
-typedef float vec8 __attribute__((vector_size(32)));
+// The widest vectors the build allows: 8 floats with AVX (as gemm's kernel uses), else 4.
+#if defined(__AVX__)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
+constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(float));
+typedef float vec __attribute__((vector_size(kVectorBytes)));
 
-constexpr long kRounds = 100'000'000;  // about 0.3 s of an idle core
-constexpr int kChains = 12;            // independent running values: enough to fill the vector units
+constexpr long kRounds = 100'000'000;  // about 0.3 s of an idle core (AVX2)
+constexpr int kChains = 12;            // independent running values: enough to keep the vector units busy
 
-// kRounds x kChains vector multiply-adds on registers; returns the elapsed milliseconds.
+// kRounds x kChains vector multiply-adds; returns the elapsed milliseconds. The 12 running
+// values, the scale and the step take 14 vector registers, so on x86-64 (16 of them) the loop
+// never touches memory. The scale is read from a volatile, so the compiler cannot know it is 1,
+// and the result is written to one, so the loop cannot be dropped.
 double probe() {
   const auto t0 = std::chrono::steady_clock::now();
-  vec8 acc[kChains] = {};
-  vec8 scale, step;
-  for (int i = 0; i < 8; ++i) {
-    scale[i] = 1.0f;
+  volatile float one = 1.0f;
+  vec acc[kChains], scale, step;
+  for (int i = 0; i < kLanes; ++i) {
+    for (int c = 0; c < kChains; ++c) acc[c][i] = 0.01f * static_cast<float>(c);  // 12 different chains
+    scale[i] = one;
     step[i] = 1e-7f;
   }
-  for (long r = 0; r < kRounds; ++r) {
+  for (long r = 0; r < kRounds; ++r)
     for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * scale + step;
-    __asm__ volatile("" : "+x"(scale));  // the compiler may not fold the loop away
-  }
-  float sink = 0;
-  for (int c = 0; c < kChains; ++c) sink += acc[c][0];
-  __asm__ volatile("" : : "x"(sink));
+  float total = 0;
+  for (int c = 0; c < kChains; ++c) total += acc[c][0];
+  volatile float sink = total;
+  (void)sink;
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 

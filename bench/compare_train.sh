@@ -6,18 +6,20 @@
 # change in the machine's load hits both sides alike. Prints every raw line, then a table of
 # the medians over the rounds with the ratios the performance chapter reports:
 #   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up;
-# and a second table with those ratios round by round and their medians. Each round also runs
+# and a second table with those ratios round by round and their medians (and a third, below,
+# with the speed of the cores at the start of each round). Each round also runs
 # `bench_train --threads 1,2`, which alternates 1 and 2 threads step by step in one process:
 # its speed-up compares steps milliseconds apart, which the machine's other load hits alike.
 #
 # On a virtual machine the host may run other machines' work on the same physical cores. Linux
 # counts the time a virtual core was ready to run but the host ran something else as "steal"
-# (/proc/stat). Every line gets steal=<percent>: the steal during that run as a share of the
-# CPU time the machine asked for (busy + stolen). A two-thread step waits at every job's end
-# for the slower core, so it loses more to steal than a one-thread step does. Steal is not
-# the only interference: a core can also keep running, slowed by another machine's work on the
-# same physical core. So each round starts with build/bench_cores, which times the same fixed
-# arithmetic on one core alone and on both cores at once (docs/performance.md, section 5).
+# (/proc/stat). The line of every run gets steal=<percent>: the steal during that run as a
+# share of the CPU time the machine asked for (busy + stolen). A two-thread step waits at
+# every job's end for the slower core, so it loses more to steal than a one-thread step does.
+# Steal is not the only interference: a core can also keep running, slowed by another
+# machine's work on the same physical core. So each round starts with build/bench_cores, which
+# times the same fixed arithmetic on one core alone and on both cores at once
+# (docs/performance.md, section 5).
 #
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
@@ -36,7 +38,8 @@ done
 
 # "busy stolen" ticks of all cores so far, or "- -" without Linux's /proc/stat and its steal column.
 cpu_ticks() {
-    awk '/^cpu / && NF >= 9 { print $2 + $3 + $4 + $7 + $8, $9; found = 1; exit }
+    # (printf "%.0f": some awks print big whole numbers as 2.14748e+09)
+    awk '/^cpu / && NF >= 9 { printf "%.0f %.0f\n", $2 + $3 + $4 + $7 + $8, $9; found = 1; exit }
          END { if (!found) print "- -" }' /proc/stat 2>/dev/null || echo "- -"
 }
 # steal_since "busy stolen": the percentage of stolen time since that snapshot, or n/a.
@@ -49,7 +52,9 @@ RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-    echo "round=$r side=cores $("$CORES" | sed 's/^cores: //')" | tee -a "$RAW"
+    cores=$("$CORES" | sed -n 's/^cores: //p')
+    [ -n "$cores" ] || { echo "compare_train: $CORES printed no 'cores:' line" >&2; exit 1; }
+    echo "round=$r side=cores $cores" | tee -a "$RAW"
     for w in lstm_attn transformer; do
         for t in 1 2; do
             before=$(cpu_ticks)
@@ -133,7 +138,7 @@ END {
                il_l, median_of(iv), st_l
     }
     # The speed of the cores at the start of each round: the same arithmetic, timed on one core and
-    # then on both at once. Equal numbers: both cores ran at full speed, the round is fair.
+    # then on both at once. Equal numbers: both cores ran at full speed at the moment of the probe.
     printf "\n| round | build/bench_cores: one core alone; both cores together |\n|---:|---|\n"
     for (r = 1; r <= rounds; r++) printf "| %d | %s |\n", r, probe[r]
 }' "$RAW"
