@@ -101,13 +101,40 @@ class TransformerModel(nn.Module):
         return self.generator(self.transformer(s, t, tgt_mask=self.causal))
 
 
+def blas_library():
+    """The BLAS library this process has loaded, as a path, or "unknown".
+
+    Debian's PyTorch calls whichever libblas.so.3 the system's alternatives name: the slow
+    reference BLAS (.../blas/libblas.so.3) unless an optimised one such as OpenBLAS
+    (.../openblas-pthread/libblas.so.3, package libopenblas0-pthread) is installed. The
+    comparison is only fair against an optimised one, so the line says which it was.
+    """
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/" in line}
+    except OSError:
+        return "unknown"
+    for path in sorted(paths):
+        name = os.path.basename(path)
+        if name.startswith(("libblas.so", "libopenblas", "libmkl_rt", "libblis")):
+            return os.path.realpath(path)
+    return "unknown"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", choices=["lstm_attn", "transformer"], required=True)
+    parser.add_argument("--workload", choices=["lstm_attn", "transformer"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--blas", action="store_true", help="print the BLAS library PyTorch uses, and stop")
     args = parser.parse_args()
+    if args.blas:
+        torch.ones(2, 2) @ torch.ones(2, 2)
+        print(f"blas={blas_library()}")
+        return
+    if args.workload is None:
+        parser.error("the following argument is required: --workload")
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     torch.manual_seed(0)
@@ -135,7 +162,7 @@ def main():
         cpu.append((time.process_time() - c0) * 1000)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"workload={args.workload} threads={args.threads} ms_per_step={statistics.median(times):.2f} "
-          f"peak_rss_mb={peak_mb:.1f} (pytorch {torch.__version__})")
+          f"peak_rss_mb={peak_mb:.1f} (pytorch {torch.__version__}) blas={blas_library()}")
     print(f"# cpu_ms_per_step={statistics.median(cpu):.2f} (median CPU time of the process)", file=sys.stderr)
 
 

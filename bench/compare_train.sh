@@ -23,7 +23,9 @@
 #
 #   make bench && sh bench/compare_train.sh [ROUNDS]
 #
-# PyTorch is needed only here (Debian: apt-get install python3-torch); seqgrad never uses it.
+# PyTorch is needed only here (Debian: apt-get install python3-torch libopenblas0-pthread; without
+# OpenBLAS, Debian's PyTorch runs on the slow reference BLAS and the script stops); seqgrad never
+# uses it.
 set -eu
 ROUNDS=${1:-3}
 PY=${PYTHON:-/usr/bin/python3}
@@ -35,6 +37,17 @@ done
     echo "compare_train: PyTorch is not importable by $PY (apt-get install python3-torch)" >&2
     exit 2
 }
+# Debian's PyTorch calls whatever libblas.so.3 the system provides. Without an optimised BLAS
+# installed that is the reference BLAS, whose matrix products are plain loops: PyTorch's steps
+# then take several times as long, and the comparison would flatter seqgrad.
+BLAS=$("$PY" bench/bench_train_torch.py --blas | sed -n 's/^blas=//p')
+case "$BLAS" in
+    */blas/libblas.so*)
+        echo "compare_train: PyTorch is using the reference BLAS ($BLAS), which would make it" \
+             "several times slower than it can be; install OpenBLAS first" \
+             "(apt-get install libopenblas0-pthread)" >&2
+        exit 2 ;;
+esac
 
 # "busy stolen" ticks of all cores so far, or "- -" without Linux's /proc/stat and its steal column.
 cpu_ticks() {
@@ -50,7 +63,7 @@ steal_since() {
 
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg), PyTorch's BLAS: $BLAS"
 for r in $(seq "$ROUNDS"); do
     cores=$("$CORES" | sed -n 's/^cores: //p')
     [ -n "$cores" ] || { echo "compare_train: $CORES printed no 'cores:' line" >&2; exit 1; }
