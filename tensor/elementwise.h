@@ -19,8 +19,9 @@
 namespace seqgrad {
 
 // Loops shorter than this many elements run on the calling thread: below it, waking the
-// pool costs more than it saves.
-constexpr int64_t kElementwiseGrain = 1 << 15;
+// pool costs more than it saves. (Measured on the training step, docs/performance.md section 3:
+// 16,384 made two threads faster than 32,768; 8,192 was no faster again.)
+constexpr int64_t kElementwiseGrain = 1 << 14;
 
 // An element of vmath's tanh or sigmoid (an exp, a division, selects) costs about as much as
 // 8 elements of a plain op like add, so those loops are split at 8 times fewer elements: the
