@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """bench/bench_train_torch.py - the PyTorch side of bench_train: the same two workloads.
 
-Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line:
-    workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
+Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line,
+followed by PyTorch's version and the BLAS library it used (see blas_library below):
+    workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> (pytorch <v>) blas=<path>
+--blas prints only blas=<path> and stops.
 Only for comparison; seqgrad never needs PyTorch. With Debian's python3-torch installed:
     /usr/bin/python3 bench/bench_train_torch.py --workload lstm_attn --threads 1
 """
@@ -102,23 +104,32 @@ class TransformerModel(nn.Module):
 
 
 def blas_library():
-    """The BLAS library this process has loaded, as a path, or "unknown".
+    """The BLAS libraries this process has loaded, as paths joined by commas, or "unknown".
 
     Debian's PyTorch calls whichever libblas.so.3 the system's alternatives name: the slow
     reference BLAS (.../blas/libblas.so.3) unless an optimised one such as OpenBLAS
     (.../openblas-pthread/libblas.so.3, package libopenblas0-pthread) is installed. The
-    comparison is only fair against an optimised one, so the line says which it was.
+    comparison is only fair against an optimised one, so the line says which it was. Every
+    match is listed, libblas.so first (the one Debian's PyTorch links), because other modules
+    may bring a BLAS of their own (a numpy wheel bundles OpenBLAS under another name).
     """
+    found = []
     try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "/" in line}
+        with open("/proc/self/maps", errors="surrogateescape") as maps:
+            for line in maps:
+                fields = line.rstrip("\n").split(maxsplit=5)  # address perms offset dev inode path
+                if len(fields) < 6 or not fields[5].startswith("/"):
+                    continue
+                path = fields[5].removesuffix(" (deleted)")
+                name = os.path.basename(path)
+                if name.startswith(("libblas.so", "libopenblas", "libmkl_rt", "libblis", "libflexiblas")):
+                    real = os.path.realpath(path)
+                    if real not in found:
+                        found.append(real)
     except OSError:
-        return "unknown"
-    for path in sorted(paths):
-        name = os.path.basename(path)
-        if name.startswith(("libblas.so", "libopenblas", "libmkl_rt", "libblis")):
-            return os.path.realpath(path)
-    return "unknown"
+        pass
+    found.sort(key=lambda p: not os.path.basename(p).startswith("libblas.so"))
+    return ",".join(found) if found else "unknown"
 
 
 def main():

@@ -40,7 +40,9 @@ done
 # Debian's PyTorch calls whatever libblas.so.3 the system provides. Without an optimised BLAS
 # installed that is the reference BLAS, whose matrix products are plain loops: PyTorch's steps
 # then take several times as long, and the comparison would flatter seqgrad.
+# (The check knows Debian's paths; elsewhere the library is only printed.)
 BLAS=$("$PY" bench/bench_train_torch.py --blas | sed -n 's/^blas=//p')
+[ -n "$BLAS" ] || { echo "compare_train: $PY bench/bench_train_torch.py --blas printed no blas= line" >&2; exit 2; }
 case "$BLAS" in
     */blas/libblas.so*)
         echo "compare_train: PyTorch is using the reference BLAS ($BLAS), which would make it" \

@@ -90,7 +90,7 @@ LSTMCellForward lstm_cell_forward(const Tensor& gates, const Tensor& c) {
   real *phc = f.hc.data(), *pa = f.act.data();
   // An element of the cell costs about as much as a vmath tanh or sigmoid (an exp-based
   // function and a few products), so chunks hold kVmathElementCost times fewer elements: with
-  // batch 64 and H = 128, 8 rows, so the cell is shared between up to 8 threads.
+  // batch 64 and H = 128, 4 rows, so the cell is shared between up to 16 threads.
   parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       real* a = pa + b * 4 * H;  // this row's [i f g o], activated in place

@@ -103,7 +103,7 @@ Tensor scaled_masked_softmax_composed(const Tensor& x, const Tensor& mask, real 
 }  // namespace
 
 TEST_CASE("scaled_masked_softmax equals scale, masked_fill(-inf), softmax bit for bit, on every mask layout") {
-  // Scores (B, H, T, S) = (9, 9, 21, 20): 1,701 rows of 20, more than the pool's grain (1,638
+  // Scores (B, H, T, S) = (9, 9, 21, 20): 1,701 rows of 20, more than the pool's grain (819
   // rows), so two threads take 851 and 850 rows, and the second starts in the middle of a
   // mask's walk row (21 rows under a (T, S) mask).
   const Shape scores{9, 9, 21, 20};
