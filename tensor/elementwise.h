@@ -18,8 +18,8 @@
 
 namespace seqgrad {
 
-// Loops shorter than this many elements run on the calling thread: below it, waking the
-// pool costs more than it saves. (Measured on the training step, docs/performance.md section 3:
+// Loops of at most this many elements run on the calling thread: for them, waking the pool
+// costs more than it saves. (Measured on the training step, docs/performance.md section 3:
 // 16,384 made two threads faster than 32,768; 8,192 was no faster again.)
 constexpr int64_t kElementwiseGrain = 1 << 14;
 
@@ -29,7 +29,7 @@ constexpr int64_t kElementwiseGrain = 1 << 14;
 constexpr int64_t kVmathElementCost = 8;
 
 // The grain, in rows, of a parallel_for over rows of `cols` elements: such a loop is split only
-// past about kElementwiseGrain elements, into chunks of at least that many (and of whole rows).
+// past about kElementwiseGrain elements, into at most one chunk per grain (of whole rows).
 inline int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
 
 // y[i] = f(x[i])

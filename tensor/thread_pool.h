@@ -24,7 +24,9 @@ void set_num_threads(int n);
 bool in_parallel_region();
 
 // Calls fn(chunk_begin, chunk_end) over disjoint chunks covering [begin, end), in parallel.
-// Chunks hold at least `grain` items, so small loops run inline on the caller.
+// A loop of at most `grain` items runs inline on the caller; a longer one is cut into at most
+// one chunk per thread and per `grain` items, of equal size (so a chunk may hold fewer than
+// `grain` items: 1.5 x grain on two threads is two chunks of 0.75 x grain).
 // An exception thrown by fn is rethrown here after every chunk has finished.
 //   parallel_for(0, rows, /*grain=*/16, [&](int64_t r0, int64_t r1) { ... });
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
