@@ -141,6 +141,7 @@ def main():
     parser.add_argument("--blas", action="store_true", help="print the BLAS library PyTorch uses, and stop")
     args = parser.parse_args()
     if args.blas:
+        # Debian's torch maps its BLAS on import; one product makes sure a lazily loaded one is too.
         torch.ones(2, 2) @ torch.ones(2, 2)
         print(f"blas={blas_library()}")
         return
