@@ -40,7 +40,7 @@ LDFLAGS_ALL = -pthread $(EXTRA_FLAGS)
 
 # ------------------------------------------------------------------------------------------------
 # Sources: every .cpp in the library folders is part of libseqgrad.a.
-LIB_SRCS := $(sort $(wildcard tensor/*.cpp autograd/*.cpp nn/*.cpp data/*.cpp viz/*.cpp))
+LIB_SRCS := $(sort $(wildcard tensor/*.cpp io/*.cpp autograd/*.cpp nn/*.cpp data/*.cpp viz/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libseqgrad.a
 

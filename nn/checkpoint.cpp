@@ -6,8 +6,6 @@
 // naming the file. File access uses C stdio because it reports *why* it failed (errno).
 #include "nn/checkpoint.h"
 
-#include <unistd.h>  // POSIX: getpid (temporary file names), fsync (data on disk before rename)
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +15,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
+#include "io/utf8.h"
 #include "nn/json.h"
 #include "tensor/check.h"
 
@@ -89,7 +89,7 @@ std::string build_header(const char* op, const std::vector<std::pair<std::string
                          const std::map<std::string, std::string>& metadata) {
   const auto check_utf8 = [&](const std::string& s, const char* what) {
     size_t bad = 0;
-    const bool ok = is_valid_utf8(s, &bad);
+    const bool ok = io::is_valid_utf8(s, &bad);
     check(ok, op, ": ", what, " is not valid UTF-8 (bad byte at offset ", bad, ")");
   };
   Json::Object header;
@@ -123,88 +123,33 @@ std::string build_header(const char* op, const std::vector<std::pair<std::string
   return text;
 }
 
-void write_bytes(CFile& file, const char* op, const std::string& path, const void* data, size_t n) {
-  if (n > 0 && std::fwrite(data, 1, n, file.f) != n)
+void write_bytes(std::FILE* file, const char* op, const std::string& path, const void* data, size_t n) {
+  if (n > 0 && std::fwrite(data, 1, n, file) != n)
     throw std::runtime_error(cat(op, ": cannot write '", path, "': ", os_reason()));
 }
 
-// Everything that can fail with the temporary file open; the caller removes it on failure.
-void write_contents(CFile& file, const char* op, const std::string& path, const std::string& header,
-                    const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  unsigned char length[8];
-  put_u64_le(length, header.size());
-  write_bytes(file, op, path, length, 8);
-  write_bytes(file, op, path, header.data(), header.size());
-  std::vector<unsigned char> bytes;
-  for (const auto& [name, t] : tensors) {
-    bytes.resize(static_cast<size_t>(kF32Bytes * t.numel()));
-    const real* x = t.data();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      put_f32_le(&bytes[static_cast<size_t>(kF32Bytes * i)], static_cast<float>(x[i]));
-    write_bytes(file, op, path, bytes.data(), bytes.size());
-  }
-  // Buffered bytes can fail only now (a full disk often shows up here), and the data must be
-  // on disk before the rename makes it the checkpoint.
-  if (std::fflush(file.f) != 0 || fsync(fileno(file.f)) != 0)
-    throw std::runtime_error(cat(op, ": cannot write '", path, "': ", os_reason()));
-  FILE* f = file.f;
-  file.f = nullptr;
-  if (std::fclose(f) != 0) throw std::runtime_error(cat(op, ": cannot write '", path, "': ", os_reason()));
-}
-
-// "a directory", "a character device": what sits at a path that is not a regular file.
-const char* kind_of(std::filesystem::file_type type) {
-  using std::filesystem::file_type;
-  switch (type) {
-    case file_type::directory: return "a directory";
-    case file_type::character: return "a character device";
-    case file_type::block: return "a block device";
-    case file_type::fifo: return "a pipe";
-    case file_type::socket: return "a socket";
-    default: return "not a regular file";
-  }
-}
-
-}  // namespace
-
-std::string temporary_path_for(const std::string& path) { return cat(path, ".tmp.", getpid()); }
-
-std::string non_regular_file_at(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  return std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) ? kind_of(status.type()) : "";
-}
-
-namespace {
-
+// The whole file into the temporary file io::write_file_atomic opened; it flushes, syncs and
+// renames it into place, or removes it on any failure.
 void write_file(const char* op, const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                 const std::map<std::string, std::string>& metadata) {
   const std::string header = build_header(op, tensors, metadata);  // all argument checks first
-  // The rename below would replace whatever is at `path`: refuse anything but a regular file, or
-  // saving to /dev/full or /dev/null (as root) would put a checkpoint in the device's place.
-  const std::string occupant = non_regular_file_at(path);
-  if (!occupant.empty())
-    throw std::runtime_error(cat(op, ": cannot write '", path, "': expected a regular file or a new name, got ",
-                                 occupant));
-  const std::string tmp = temporary_path_for(path);
-  CFile file;
-  file.f = std::fopen(tmp.c_str(), "wb");
-  if (!file.f)
-    throw std::runtime_error(cat(op, ": cannot create a temporary file next to '", path, "': ", os_reason()));
-  try {
-    write_contents(file, op, path, header, tensors);
-  } catch (...) {
-    if (file.f) std::fclose(file.f);
-    file.f = nullptr;
-    std::remove(tmp.c_str());
-    throw;
-  }
-  // POSIX rename replaces `path` atomically: a reader sees the old file or the new, never half.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = os_reason();
-    std::remove(tmp.c_str());
-    throw std::runtime_error(cat(op, ": cannot write '", path, "': ", reason));
-  }
+  io::write_file_atomic(
+      path,
+      [&](std::FILE* file) {
+        unsigned char length[8];
+        put_u64_le(length, header.size());
+        write_bytes(file, op, path, length, 8);
+        write_bytes(file, op, path, header.data(), header.size());
+        std::vector<unsigned char> bytes;
+        for (const auto& [name, t] : tensors) {
+          bytes.resize(static_cast<size_t>(kF32Bytes * t.numel()));
+          const real* x = t.data();
+          for (int64_t i = 0; i < t.numel(); ++i)
+            put_f32_le(&bytes[static_cast<size_t>(kF32Bytes * i)], static_cast<float>(x[i]));
+          write_bytes(file, op, path, bytes.data(), bytes.size());
+        }
+      },
+      op);
 }
 
 // ================================================================================================

@@ -40,15 +40,8 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-// What write_safetensors checks and creates on the way, for a caller that wants to fail before
-// hours of work rather than at the first save: the temporary file it writes first, next to
-// `path`; and what sits at `path` if that is not a regular file ("a directory", "a character
-// device", ...), or "" for a regular file or nothing at all.
-std::string temporary_path_for(const std::string& path);
-std::string non_regular_file_at(const std::string& path);
-
-// Writes `tensors` (in this order) and `metadata` to `path`, atomically: the bytes go to a
-// temporary file next to it that is flushed to disk and then renamed over `path`. On any
+// Writes `tensors` (in this order) and `metadata` to `path`, atomically (io/atomic_file.h): the
+// bytes go to a temporary file next to it that is flushed to disk and then renamed over `path`. On any
 // failure (a full disk, an unwritable directory) the temporary file is removed, an existing
 // file at `path` is left untouched, and a std::runtime_error names the path and the operating
 // system's reason. A path holding something other than a regular file (a directory, a device

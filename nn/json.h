@@ -118,10 +118,6 @@ const char* type_name(Json::Type type);
 //   json: expected ',' or '}' at byte 57, got 'x'
 Json parse_json(std::string_view text);
 
-// Is `text` well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF)?
-// On failure, *bad_byte (if given) receives the offset of the first byte that is wrong.
-bool is_valid_utf8(std::string_view text, size_t* bad_byte = nullptr);
-
 // A string as a JSON string literal, quotes included: json_quote("a\"b") == "\"a\\\"b\"".
 std::string json_quote(std::string_view text);
 

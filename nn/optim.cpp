@@ -43,7 +43,12 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   bool has_step = false;
   for (const auto& [key, value] : state) {
     if (key == "step") {
-      steps_ = static_cast<int64_t>(value.item());
+      // Saved as a float32 scalar: a whole number, exact up to 2^24 steps.
+      const double step = value.numel() == 1 ? static_cast<double>(value.data()[0]) : -1;
+      check(value.numel() == 1 && std::isfinite(step) && step >= 0 && step <= double(1 << 24) && step == std::floor(step),
+            "Optimizer: state entry 'step' expected a whole number from 0 to 16777216, got ",
+            value.numel() == 1 ? cat(step) : cat("a tensor of shape ", value.shape()));
+      steps_ = static_cast<int64_t>(step);
       has_step = true;
       continue;
     }
@@ -52,7 +57,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     for (auto& [name, buffers] : all) {
       if (dot == std::string::npos || key.compare(0, dot, name) != 0 || dot != name.size()) continue;
       const std::string index = key.substr(dot + 1);
-      check(!index.empty() && index.find_first_not_of("0123456789") == std::string::npos,
+      check(!index.empty() && index.size() <= 9 && index.find_first_not_of("0123456789") == std::string::npos,
             "Optimizer: unexpected state entry '", key, "'");
       const size_t i = std::stoul(index);
       check(i < params_.size(), "Optimizer: state entry '", key, "' names parameter ", i, " but there are ",
@@ -65,6 +70,12 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     check(known, "Optimizer: unexpected state entry '", key, "'");
   }
   check(has_step, "Optimizer: the state has no 'step' entry");
+  // A parameter has every buffer of the optimizer or none (none: it never had a gradient).
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (auto& [name, buffers] : all)
+      for (auto& [other, other_buffers] : all)
+        check((*buffers)[i].defined() || !(*other_buffers)[i].defined(), "Optimizer: the state has '", other, ".", i,
+              "' but no '", name, ".", i, "'");
 }
 
 // ================================================================================================

@@ -1,9 +1,12 @@
 // tensor/allocator.cpp - free lists of blocks by size class; see allocator.h.
 #include "tensor/allocator.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace seqgrad {
@@ -38,7 +41,28 @@ struct Cache {
   std::mutex mutex;
   std::map<size_t, std::vector<void*>> free;  // size class -> blocks of that size
   AllocatorStats stats;
+  // The AllocationBudget in force: bytes handed out since it started, and its limit (-1: none).
+  int64_t budget_used = 0, budget_limit = -1;
+  std::string budget_what;
 };
+
+// "1.9 GB (2000000000 bytes)", for messages.
+std::string describe_bytes(size_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GB (%zu bytes)", b / 1e9, bytes);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB (%zu bytes)", b / 1e6, bytes);
+  else std::snprintf(buf, sizeof buf, "%zu bytes", bytes);
+  return buf;
+}
+
+// Frees every cached block; the caller holds the mutex.
+void empty_cache_locked(Cache& c) {
+  for (auto& [size, blocks] : c.free)
+    for (void* p : blocks) ::operator delete(p, kAlignment);
+  c.free.clear();
+  c.stats.cached_bytes = 0;
+}
 
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: tensors may be freed during static destruction
@@ -49,35 +73,73 @@ Cache& cache() {
 
 void* allocate_block(size_t bytes) {
   const size_t size = size_class(bytes == 0 ? 1 : bytes);
-  if (kCaching) {
-    Cache& c = cache();
+  Cache& c = cache();
+  {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free.find(size);
-    if (it != c.free.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
-      c.stats.cached_bytes -= static_cast<int64_t>(size);
-      ++c.stats.hits;
-      return p;
+    if (c.budget_limit >= 0) {
+      c.budget_used += static_cast<int64_t>(size);
+      if (c.budget_used > c.budget_limit)
+        throw std::runtime_error(c.budget_what + ": needs more than " + describe_bytes(static_cast<size_t>(c.budget_limit)));
     }
-    ++c.stats.misses;
+    if (kCaching) {
+      auto it = c.free.find(size);
+      if (it != c.free.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        c.stats.cached_bytes -= static_cast<int64_t>(size);
+        ++c.stats.hits;
+        return p;
+      }
+      ++c.stats.misses;
+    }
   }
-  return ::operator new(size, kAlignment);
+  try {
+    return ::operator new(size, kAlignment);
+  } catch (const std::bad_alloc&) {
+  }
+  // The system said no: give back what the cache holds (blocks of other sizes) and ask again.
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    empty_cache_locked(c);
+  }
+  try {
+    return ::operator new(size, kAlignment);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("out of memory: cannot allocate " + describe_bytes(bytes) + " for a tensor");
+  }
 }
 
-void release_block(void* p, size_t bytes) {
+void release_block(void* p, size_t bytes) noexcept {
   if (!p) return;
   const size_t size = size_class(bytes == 0 ? 1 : bytes);
   if (kCaching) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     if (c.stats.cached_bytes + static_cast<int64_t>(size) <= kMaxCachedBytes) {
-      c.free[size].push_back(p);
-      c.stats.cached_bytes += static_cast<int64_t>(size);
-      return;
+      try {
+        c.free[size].push_back(p);  // may need memory itself (a map node, a longer list) ...
+        c.stats.cached_bytes += static_cast<int64_t>(size);
+        return;
+      } catch (const std::bad_alloc&) {
+        // ... and when there is none, the block goes back to the system instead.
+      }
     }
   }
   ::operator delete(p, kAlignment);
+}
+
+AllocationBudget::AllocationBudget(int64_t bytes, std::string what) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.budget_used = 0;
+  c.budget_limit = bytes;
+  c.budget_what = std::move(what);
+}
+
+AllocationBudget::~AllocationBudget() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.budget_limit = -1;
 }
 
 AllocatorStats allocator_stats() {
@@ -91,10 +153,7 @@ AllocatorStats allocator_stats() {
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& [size, blocks] : c.free)
-    for (void* p : blocks) ::operator delete(p, kAlignment);
-  c.free.clear();
-  c.stats.cached_bytes = 0;
+  empty_cache_locked(c);
 }
 
 }  // namespace seqgrad

@@ -11,16 +11,47 @@
 //
 // The cache is bounded (kMaxCachedBytes); beyond it, freed blocks go straight back. Under
 // AddressSanitizer blocks are never cached, so that reading freed memory is still caught.
-// Every block is 64-byte aligned. Thread-safe.
+// Every block is 64-byte aligned. Thread-safe. Running out of memory is an exception that says
+// how much was asked (OutOfMemory), never an abort.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <string>
 
 namespace seqgrad {
 
-void* allocate_block(size_t bytes);          // at least `bytes`, 64-byte aligned, never null
-void release_block(void* p, size_t bytes);   // `bytes` as passed to allocate_block
+// At least `bytes`, 64-byte aligned, never null. When the system has no more memory, the cache
+// is emptied and the request tried again; if it still fails, OutOfMemory says how much was asked.
+void* allocate_block(size_t bytes);
+// `bytes` as passed to allocate_block. Never throws (it runs in destructors, also while an
+// exception unwinds): if the cache cannot take the block, it goes back to the system.
+void release_block(void* p, size_t bytes) noexcept;
+
+// What allocate_block throws when memory runs out: still a std::bad_alloc, so code that catches
+// those keeps working, but what() says how much was asked:
+//   "out of memory: cannot allocate 1.9 GB (2000000000 bytes) for a tensor"
+class OutOfMemory : public std::bad_alloc {
+ public:
+  explicit OutOfMemory(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+// While it lives, allocate_block hands out at most `bytes` in all (counted from its start,
+// process-wide) and beyond that throws std::runtime_error("<what>: needs more than N bytes").
+// For building something from an untrusted description: a checkpoint whose configuration asks
+// for a model far larger than the tensors in the file is refused before memory runs out.
+class AllocationBudget {
+ public:
+  AllocationBudget(int64_t bytes, std::string what);
+  ~AllocationBudget();
+  AllocationBudget(const AllocationBudget&) = delete;
+  AllocationBudget& operator=(const AllocationBudget&) = delete;
+};
 
 struct AllocatorStats {
   bool caching = true;           // false under AddressSanitizer

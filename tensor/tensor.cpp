@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -22,6 +23,8 @@ namespace seqgrad {
 
 Storage::Storage(int64_t n) : size_(n) {
   check(n >= 0, "Tensor: expected a non-negative number of elements, got ", n);
+  if (static_cast<uint64_t>(n) > SIZE_MAX / sizeof(real) / 2)  // the byte count would overflow
+    throw OutOfMemory(cat("out of memory: cannot allocate ", n, " elements for a tensor"));
   // Allocate at least one element so data() is never null for a defined tensor.
   data_ = static_cast<real*>(allocate_block(sizeof(real) * static_cast<size_t>(std::max<int64_t>(n, 1))));
 }

@@ -20,6 +20,9 @@
 // the last worker to leave it, takes the mutex only to wake the caller, which may be asleep.
 #include "tensor/thread_pool.h"
 
+#include <pthread.h>  // POSIX: pthread_sigmask
+#include <signal.h>   // POSIX: sigset_t
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -106,6 +109,15 @@ class ThreadPool {
 
  private:
   void worker_loop() {
+    // Signals sent to the process (Ctrl-C, SIGTERM, SIGHUP) go to a thread that does not block
+    // them: blocking them here leaves that to the thread that called the library, which can
+    // hold them back while it writes a file (io/atomic_file.h) or turn them into a flag.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     uint64_t seen = 0;
     for (;;) {
       auto woken = [&] { return stop_.load() || generation_.load() != seen; };

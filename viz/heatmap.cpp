@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "io/atomic_file.h"
 #include "tensor/check.h"
 
 namespace seqgrad::viz {
@@ -309,7 +310,7 @@ std::string Heatmap::to_svg() const {
   return c.str();
 }
 
-void Heatmap::save(const std::string& path) const { write_file_atomic(path, to_svg()); }
+void Heatmap::save(const std::string& path) const { io::write_file_atomic(path, to_svg(), "save"); }
 
 // ================================================================================================
 // Heatmap: terminal text
@@ -442,6 +443,6 @@ std::string HeatmapGrid::to_svg() const {
   return c.str();
 }
 
-void HeatmapGrid::save(const std::string& path) const { write_file_atomic(path, to_svg()); }
+void HeatmapGrid::save(const std::string& path) const { io::write_file_atomic(path, to_svg(), "save"); }
 
 }  // namespace seqgrad::viz

@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 
+#include "io/atomic_file.h"
 #include "tensor/check.h"
 
 namespace seqgrad::viz {
@@ -251,7 +252,7 @@ std::string LinePlot::to_svg() const {
   return c.str();
 }
 
-void LinePlot::save(const std::string& path) const { write_file_atomic(path, to_svg()); }
+void LinePlot::save(const std::string& path) const { io::write_file_atomic(path, to_svg(), "save"); }
 
 // ================================================================================================
 // DecisionMap
@@ -391,6 +392,6 @@ std::string DecisionMap::to_svg() const {
   return c.str();
 }
 
-void DecisionMap::save(const std::string& path) const { write_file_atomic(path, to_svg()); }
+void DecisionMap::save(const std::string& path) const { io::write_file_atomic(path, to_svg(), "save"); }
 
 }  // namespace seqgrad::viz

@@ -2,13 +2,12 @@
 #include "viz/svg.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "tensor/check.h"
 
 namespace seqgrad::viz {
@@ -251,28 +250,6 @@ double Scale::operator()(double v) const {
 }
 
 // ================================================================================================
-// Files
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  const auto fail = [&](int err) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(cat("cannot write ", path, ": ", std::strerror(err)));
-  };
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(errno ? errno : EIO);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) fail(errno ? errno : EIO);
-    out.close();
-    if (out.fail()) fail(errno ? errno : EIO);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(errno);
-}
-
-// ================================================================================================
 // SvgCanvas
 
 SvgCanvas::SvgCanvas(double width, double height) : width_(width), height_(height) {
@@ -358,5 +335,7 @@ std::string SvgCanvas::str() const {
   doc += "</svg>\n";
   return doc;
 }
+
+void SvgCanvas::save(const std::string& path) const { io::write_file_atomic(path, str(), "save"); }
 
 }  // namespace seqgrad::viz

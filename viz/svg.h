@@ -80,14 +80,6 @@ struct Scale {
 };
 
 // ================================================================================================
-// Files
-
-// Writes `content` to `path` through a temporary file `path.tmp` that is renamed into place, so
-// `path` is either the old file or the complete new one, never half of it. Failure throws
-// std::runtime_error: "cannot write <path>: <reason>" (reason from strerror(errno)).
-void write_file_atomic(const std::string& path, const std::string& content);
-
-// ================================================================================================
 // SvgCanvas
 
 struct TextStyle {
@@ -131,7 +123,8 @@ class SvgCanvas {
 
   // The whole document: <svg xmlns=...> ... </svg>.
   std::string str() const;
-  void save(const std::string& path) const { write_file_atomic(path, str()); }
+  // Written atomically (io/atomic_file.h): the old file or the new one, never half.
+  void save(const std::string& path) const;
 
  private:
   double width_, height_;

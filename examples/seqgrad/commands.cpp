@@ -21,6 +21,7 @@
 #include "examples/seqgrad/args.h"
 #include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
+#include "io/atomic_file.h"
 #include "nn/checkpoint.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
@@ -35,8 +36,6 @@ namespace seqgrad::cli {
 namespace {
 
 const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
-const std::vector<std::string> kModels{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "transformer"};
-const std::vector<std::string> kScores{"dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp"};
 
 const char* kUsage =
     "seqgrad - train, run and inspect sequence-to-sequence models\n\n"
@@ -137,17 +136,6 @@ std::string svg_path_for(const std::string& checkpoint) {
   return (p.parent_path() / (p.stem().string() + ".training.svg")).string();
 }
 
-// Fail before training, not at the first save an epoch later, when --out cannot be written: a
-// file is created next to it (where the checkpoint's temporary file will go) and removed.
-void check_writable(const std::string& path) {
-  check(nn::non_regular_file_at(path).empty(), "seqgrad train: --out '", path, "' exists and is not a regular file");
-  const std::string probe = nn::temporary_path_for(path);
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  check_state(f != nullptr, "seqgrad train: cannot write --out '", path, "': ", std::strerror(errno));
-  std::fclose(f);
-  std::remove(probe.c_str());
-}
-
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
 // alone may be given again: how long to go on, threads, where to write, anomaly checks.
 const std::set<std::string> kResumeFlags{"resume", "epochs", "minutes", "threads", "out", "loss-log", "detect-anomaly"};
@@ -228,29 +216,34 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
 
   // ---- configuration ----
   ModelConfig c;
-  c.model = a.choice("model", kModels);
-  c.attention = a.choice("attention", kScores);
-  c.layers = a.integer("layers", 1, 12);
-  c.hidden = a.integer("hidden", 1, 4096);
-  c.dim = a.integer("dim", 1, 4096);
-  c.heads = a.integer("heads", 1, 64);
-  c.ffn = a.integer("ffn", 1, 16384);
-  c.dropout = a.number("dropout", 0, 0.9);
+  c.model = a.choice("model", kModelNames);
+  c.attention = a.choice("attention", kScoreNames);
+  c.layers = a.integer("layers", 1, kMaxLayers);
+  c.hidden = a.integer("hidden", 1, kMaxWidth);
+  c.dim = a.integer("dim", 1, kMaxWidth);
+  c.heads = a.integer("heads", 1, kMaxHeads);
+  c.ffn = a.integer("ffn", 1, kMaxFeedForward);
+  c.dropout = a.number("dropout", 0, kMaxDropout);
   c.bidirectional = a.on("bidirectional");
-  c.max_len = a.integer("max-decode", 1, 4096);
+  c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
-  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", {"space", "char"}) : (date ? "char" : "space");
-  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", {"space", "char"}) : (date ? "char" : "space");
+  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
+  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
   check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
         ") must be a multiple of --heads (", c.heads, ")");
-  const int64_t epochs = a.integer("epochs", 1, 100000), batch = a.integer("batch", 1, 65536);
+  const int64_t epochs = a.integer("epochs", 1, kMaxEpochs), batch = a.integer("batch", 1, 65536);
+  check(!resuming || progress.epoch <= epochs, "seqgrad train: '", resume_from, "' stopped in epoch ", progress.epoch,
+        "; --epochs ", epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
   const double minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
   const real lr = static_cast<real>(a.number("lr", 1e-7, 10)), smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   const int64_t threads = a.integer("threads", 0, 256);
   const int64_t min_freq = a.integer("min-freq", 1, 1000000);
   const std::string out_path = a.text("out");
-  check_writable(out_path);
+  // Every file the run will write is checked now, not after an epoch of training.
+  io::check_writable(out_path, "seqgrad train: --out");
+  io::check_writable(svg_path_for(out_path), "seqgrad train: the loss plot");
+  io::check_writable(resume_path_for(out_path), "seqgrad train: the resume file");
   std::ofstream loss_log;
   if (a.given("loss-log")) {
     loss_log.open(a.text("loss-log"), resuming ? std::ios::app : std::ios::trunc);
@@ -278,6 +271,8 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   std::unique_ptr<Translator> model;
   if (resuming) {
     model = Translator::load(resume_from);  // the same vocabularies the data would give, and the weights
+    const std::string differs = first_difference(c, model->config, "its saved flags", "its model");
+    check_state(differs.empty(), "seqgrad train: '", resume_from, "': the saved flags contradict the model (", differs, ")");
     model->module().train();
   } else {
     std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
@@ -310,13 +305,22 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   nn::LinearWarmupLR warmup(opt, progress.warmup_steps);
   if (resuming) {
     resume_optimizer_and_rng(resume_from, opt);
+    // Where the file says the run stopped must fit this run's data (the same data, rebuilt
+    // from the saved flags): a step past the epoch's batches, or more optimizer steps than the
+    // batches before it, means the file was edited or belongs to another run.
+    check_state(progress.step <= batches_per_epoch, "seqgrad train: '", resume_from, "': the training state's 'step' (",
+                progress.step, ") is past the ", batches_per_epoch, " batches of an epoch");
+    const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
+    check_state(opt.steps_taken() <= batches_before, "seqgrad train: '", resume_from, "': the optimizer has taken ",
+                opt.steps_taken(), " steps, but the run had trained only ", batches_before, " batches");
     for (int64_t k = 0; k < opt.steps_taken(); ++k) warmup.step();
     out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
   }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed_minutes = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
   const std::vector<data::Pair> probe_pairs(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
-  // Ctrl-C: finish the step, save what --resume needs, and stop with the shell's code for SIGINT.
+  // Ctrl-C, SIGTERM or SIGHUP: finish the step, save what --resume needs, and stop with the
+  // shell's code for that signal (130, 143, 129).
   const InterruptHandler interrupt;
   auto stop_here = [&](int64_t epoch, int64_t step, double total) {
     progress.epoch = epoch;
@@ -324,9 +328,9 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
     progress.epoch_loss = total;
     const std::string path = resume_path_for(out_path);
     save_resume_checkpoint(path, t, opt, progress);
-    out << "interrupted after step " << step << " of epoch " << epoch << "; saved " << path
-        << "\ncontinue with: seqgrad train --resume " << path << "\n";
-    return 130;
+    out << "interrupted by " << interrupt.name() << " after step " << step << " of epoch " << epoch << "; saved "
+        << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
+    return 128 + interrupt.signal();
   };
   bool out_of_time = false;
   for (int64_t epoch = progress.epoch; epoch <= epochs && !out_of_time; ++epoch) {
@@ -354,7 +358,11 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
       for (int64_t n : b.tgt_lengths) tokens += n;
       bar.update(++step, {{"loss", loss.item()}}, tokens);
       // [docs:end]
-      if (loss_log.is_open()) loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
+      if (loss_log.is_open()) {
+        loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
+        check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ",
+                    errno ? std::strerror(errno) : "write error");
+      }
       if (minutes > 0 && elapsed_minutes() >= minutes) {
         out_of_time = true;
         break;
@@ -385,13 +393,26 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   plot.add_series("train loss", progress.epochs, progress.train_loss).add_series("valid loss", progress.epochs, progress.valid_loss);
   plot.add_series("valid exact match", progress.epochs, progress.exact_match).save(svg_path_for(out_path));
   out << "wrote " << svg_path_for(out_path) << "\n";
+  // The run is finished: its resume file would only train it again (and repeat loss-log lines).
+  if (resuming && resume_from == resume_path_for(out_path) && std::remove(resume_from.c_str()) == 0)
+    out << "removed " << resume_from << " (the run is finished)\n";
   return 0;
 }
 
 // ================================================================================================
 // seqgrad translate / eval / attention
 
-int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::istream& in) {
+// "'qqq', 'zzz'": the tokens of `text` that the source vocabulary does not know (read as <unk>).
+std::string unknown_tokens(const Translator& t, const std::string& text) {
+  std::string list;
+  std::set<std::string> named;
+  for (const std::string& token : t.source_tokens(text))
+    if (t.src_vocab.encode(std::vector<std::string>{token})[0] == data::Vocab::kUnk && named.insert(token).second)
+      list += (list.empty() ? "'" : ", '") + token + "'";
+  return list;
+}
+
+int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   Args a("translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
          {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (transformer models)"}});
   a.parse(words);
@@ -400,8 +421,20 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
   const int64_t beam = a.integer("beam", 1, 64);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   std::vector<std::string> lines = a.positional();
-  if (lines.empty())
+  if (lines.empty()) {
+    errno = 0;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
+    // (std::cin reads through C stdio, which keeps a read error, such as stdin being a folder, to itself.)
+    const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
+    check_state(!failed, "seqgrad translate: cannot read standard input: ", errno ? std::strerror(errno) : "read error");
+  }
+  // A sentence of words the model never saw still "translates" (each is <unk>): say so.
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string unknown = unknown_tokens(*t, lines[i]);
+    if (!unknown.empty())
+      err << "warning: " << (a.positional().empty() ? "line " : "sentence ") << i + 1 << ": " << unknown
+          << " not in the model's source vocabulary (translated as <unk>)\n";
+  }
   for (const std::string& translation : t->translate(lines, beam)) out << translation << "\n";
   return 0;
 }
@@ -456,20 +489,38 @@ int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
 
 // ================================================================================================
 
+namespace {
+
+int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
+  if (words.empty()) {
+    err << kUsage;  // a mistake, like an unknown command: on stderr, with the error code
+    return 2;
+  }
+  if (words[0] == "--help" || words[0] == "-h" || words[0] == "help") return out << kUsage, 0;
+  const std::string command = words[0];
+  const std::vector<std::string> rest(words.begin() + 1, words.end());
+  if (command == "data") return cmd_data(rest, out);
+  if (command == "train") return cmd_train(rest, out);
+  if (command == "translate") return cmd_translate(rest, out, err, in);
+  if (command == "eval") return cmd_eval(rest, out);
+  if (command == "attention") return cmd_attention(rest, out);
+  check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval or attention (see 'seqgrad --help')");
+  return 2;
+}
+
+}  // namespace
+
 int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   try {
-    if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
-      out << kUsage;
-      return words.empty() ? 2 : 0;
-    }
-    const std::string command = words[0];
-    const std::vector<std::string> rest(words.begin() + 1, words.end());
-    if (command == "data") return cmd_data(rest, out);
-    if (command == "train") return cmd_train(rest, out);
-    if (command == "translate") return cmd_translate(rest, out, in);
-    if (command == "eval") return cmd_eval(rest, out);
-    if (command == "attention") return cmd_attention(rest, out);
-    check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval or attention (see 'seqgrad --help')");
+    const int code = dispatch(words, out, err, in);
+    // What went to standard output is the result (a corpus, translations): a write that failed
+    // (a full disk, a closed stdout) fails the command, not only the last lines.
+    out.flush();
+    check_state(!out.fail(), "seqgrad ", words[0], ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+    return code;
+  } catch (const std::bad_alloc& e) {
+    const std::string what = e.what();
+    err << "error: " << (what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")") << "\n";
   } catch (const std::exception& e) {
     err << "error: " << e.what() << "\n";
   }

@@ -22,26 +22,74 @@ nn::Json numbers(const std::vector<double>& values) {
   return list;
 }
 
-std::vector<double> numbers_from(const nn::Json& list) {
-  std::vector<double> values;
-  for (const nn::Json& v : list.as_array()) values.push_back(v.as_double());
-  return values;
-}
-
 // The state entry of a resumable checkpoint, or a message saying the file is not one.
 nn::Json read_state(const std::string& path) {
   const std::map<std::string, std::string> meta = nn::read_metadata(path);
   const auto found = meta.find(kStateKey);
   check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kStateKey,
               " in its metadata); --resume takes the .resume.safetensors file an interrupted run saved");
-  return nn::parse_json(found->second);
+  try {
+    return nn::parse_json(found->second);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(cat("seqgrad train: '", path, "': the training state is not valid JSON (", e.what(), ")"));
+  }
 }
+
+// Reads the fields of the training state, each checked against the range a real run can write,
+// so that an edited or damaged file is refused with the file and the field named (a step of -1
+// once indexed the batch list; an optimizer step of 1e18 replayed the warm-up for ever).
+class StateReader {
+ public:
+  StateReader(const std::string& path, const nn::Json& state) : path_(path), state_(state) {}
+
+  const nn::Json& get(const char* key) const {
+    const nn::Json* v = state_.find(key);
+    check_state(v != nullptr, "seqgrad train: '", path_, "': the training state has no '", key, "'");
+    return *v;
+  }
+  // A whole number in [lo, hi].
+  int64_t integer(const char* key, int64_t lo, int64_t hi) const {
+    const nn::Json& v = get(key);
+    check_state(v.is_number() && v.is_integer() && v.as_int64() >= lo && v.as_int64() <= hi, "seqgrad train: '", path_,
+                "': the training state's '", key, "' must be a whole number from ", lo, " to ", hi, ", got ", v.dump());
+    return v.as_int64();
+  }
+  // A finite number >= 0 (losses and scores).
+  double number(const char* key) const { return checked_number(get(key), key); }
+  double checked_number(const nn::Json& v, const char* key) const {
+    check_state(v.is_number() && std::isfinite(v.as_double()) && v.as_double() >= 0, "seqgrad train: '", path_,
+                "': the training state's '", key, "' must be a finite number >= 0, got ", v.dump());
+    return v.as_double();
+  }
+  // A list of `n` finite numbers >= 0: one per finished epoch.
+  std::vector<double> numbers(const char* key, int64_t n) const {
+    const nn::Json& list = get(key);
+    check_state(list.is_array() && static_cast<int64_t>(list.as_array().size()) == n, "seqgrad train: '", path_,
+                "': the training state's '", key, "' must list ", n, " numbers, one per finished epoch");
+    std::vector<double> values;
+    for (const nn::Json& v : list.as_array()) values.push_back(checked_number(v, key));
+    return values;
+  }
+  const std::string& text(const char* key) const {
+    const nn::Json& v = get(key);
+    check_state(v.is_string(), "seqgrad train: '", path_, "': the training state's '", key, "' must be a string");
+    return v.as_string();
+  }
+
+ private:
+  const std::string& path_;
+  const nn::Json& state_;
+};
 
 }  // namespace
 
 std::string resume_path_for(const std::string& checkpoint) {
   const std::filesystem::path p(checkpoint);
-  return (p.parent_path() / (p.stem().string() + ".resume.safetensors")).string();
+  // A valid --out name of up to 255 bytes must get a valid resume name too: shorten the stem.
+  std::string stem = p.stem().string();
+  const std::string suffix = ".resume.safetensors";
+  if (stem.size() + suffix.size() > 255) stem.resize(255 - suffix.size());
+  return (p.parent_path() / (stem + suffix)).string();
 }
 
 // ================================================================================================
@@ -72,23 +120,29 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
 
 TrainProgress read_progress(const std::string& path) {
   const nn::Json state = read_state(path);
-  auto get = [&](const char* key) -> const nn::Json& {
-    const nn::Json* v = state.find(key);
-    check_state(v != nullptr, "seqgrad train: '", path, "': the training state has no '", key, "'");
-    return *v;
-  };
+  check_state(state.is_object(), "seqgrad train: '", path, "': the training state must be a JSON object");
+  const StateReader r(path, state);
   TrainProgress p;
-  for (const auto& [name, value] : get("flags").as_object()) p.flags[name] = value.as_string();
-  p.epoch = get("epoch").as_int64();
-  p.step = get("step").as_int64();
-  p.epoch_loss = get("epoch_loss").as_double();
-  p.warmup_steps = get("warmup_steps").as_int64();
-  if (!get("best_valid").is_null()) p.best_valid = get("best_valid").as_double();
-  p.epochs = numbers_from(get("epochs"));
-  p.train_loss = numbers_from(get("train_loss"));
-  p.valid_loss = numbers_from(get("valid_loss"));
-  p.exact_match = numbers_from(get("exact_match"));
-  get("rng").as_string();  // checked now, used by resume_optimizer_and_rng
+  const nn::Json& flags = r.get("flags");
+  check_state(flags.is_object(), "seqgrad train: '", path, "': the training state's 'flags' must be an object");
+  for (const auto& [name, value] : flags.as_object()) {
+    check_state(value.is_string(), "seqgrad train: '", path, "': the saved flag '", name, "' must be a string");
+    p.flags[name] = value.as_string();
+  }
+  p.epoch = r.integer("epoch", 1, kMaxEpochs);
+  p.step = r.integer("step", 0, kMaxStepsPerEpoch);  // at most the epoch's batches: checked by seqgrad train
+  p.epoch_loss = r.number("epoch_loss");
+  p.warmup_steps = r.integer("warmup_steps", 1, kMaxWarmupSteps);
+  if (!r.get("best_valid").is_null()) p.best_valid = r.number("best_valid");
+  // One entry per finished epoch: 1, 2, ..., epoch - 1.
+  p.epochs = r.numbers("epochs", p.epoch - 1);
+  for (size_t k = 0; k < p.epochs.size(); ++k)
+    check_state(p.epochs[k] == static_cast<double>(k + 1), "seqgrad train: '", path,
+                "': the training state's 'epochs' must be 1, 2, ..., ", p.epoch - 1);
+  p.train_loss = r.numbers("train_loss", p.epoch - 1);
+  p.valid_loss = r.numbers("valid_loss", p.epoch - 1);
+  p.exact_match = r.numbers("exact_match", p.epoch - 1);
+  r.text("rng");  // checked now, used by resume_optimizer_and_rng
   return p;
 }
 
@@ -96,30 +150,48 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
   nn::NamedTensors state;
   for (const auto& [name, t] : nn::read_safetensors(path).tensors)
     if (name.rfind(kOptimizerPrefix, 0) == 0) state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
-  opt.load_state_dict(state);
-  default_generator().set_state(read_state(path).find("rng")->as_string());
+  try {
+    opt.load_state_dict(state);
+    default_generator().set_state(read_state(path).find("rng")->as_string());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
+  }
 }
 
 // ================================================================================================
-// Ctrl-C
+// Ctrl-C, SIGTERM, SIGHUP
 
 namespace {
 // A signal handler may only set a flag of this type (C++17 [support.signal]).
-volatile std::sig_atomic_t interrupted = 0;
-extern "C" void on_interrupt(int) { interrupted = 1; }
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void on_stop_signal(int signo) { stop_signal = signo; }
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 }  // namespace
 
 InterruptHandler::InterruptHandler() {
-  interrupted = 0;
+  stop_signal = 0;
   struct sigaction action {};
-  action.sa_handler = on_interrupt;
+  action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;  // the first Ctrl-C asks; a second one ends the process at once
-  sigaction(SIGINT, &action, &previous_);
+  action.sa_flags = SA_RESETHAND;  // the first signal asks; a second one ends the process at once
+  for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &action, &previous_[k]);
 }
 
-InterruptHandler::~InterruptHandler() { sigaction(SIGINT, &previous_, nullptr); }
+InterruptHandler::~InterruptHandler() {
+  for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &previous_[k], nullptr);
+}
 
-bool InterruptHandler::requested() const { return interrupted != 0; }
+bool InterruptHandler::requested() const { return stop_signal != 0; }
+
+int InterruptHandler::signal() const { return stop_signal; }
+
+const char* InterruptHandler::name() const {
+  switch (stop_signal) {
+    case SIGINT: return "Ctrl-C (SIGINT)";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "no signal";
+  }
+}
 
 }  // namespace seqgrad::cli

@@ -1,6 +1,6 @@
 // examples/seqgrad/resume.h - stopping `seqgrad train` cleanly, and continuing it exactly.
 //
-// Ctrl-C does not kill a training run: an InterruptHandler turns SIGINT into a flag, the loop
+// Ctrl-C (or SIGTERM, SIGHUP) does not kill a training run: an InterruptHandler turns the signal into a flag, the loop
 // finishes the step it is in, and save_resume_checkpoint writes everything the run needs to go
 // on: the weights (under the model's own names, so the file also translates), the optimizer's
 // buffers ("optimizer.exp_avg.0", ...), and in the metadata where it stopped, the losses so far,
@@ -24,6 +24,13 @@
 
 namespace seqgrad::cli {
 
+// The largest values a real run can save, so that a resume file claiming more is refused: the
+// range of --epochs, more batches than any corpus gives, and the longest learning-rate warm-up
+// seqgrad train starts (100 steps).
+constexpr int64_t kMaxEpochs = 100000;
+constexpr int64_t kMaxStepsPerEpoch = int64_t(1) << 40;
+constexpr int64_t kMaxWarmupSteps = 100;
+
 // Where a run stands between two steps.
 struct TrainProgress {
   std::map<std::string, std::string> flags;  // the flags the run was given, by name (no dashes)
@@ -43,14 +50,16 @@ std::string resume_path_for(const std::string& checkpoint);
 void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Optimizer& opt,
                             const TrainProgress& progress);
 
-// Reads the progress of a resumable checkpoint; std::runtime_error if `path` is not one.
+// Reads the progress of a resumable checkpoint; std::runtime_error if `path` is not one, or if
+// any field is outside what a run can save (naming the file and the field).
 TrainProgress read_progress(const std::string& path);
 
 // Loads the optimizer's state from a resumable checkpoint, and restores the default generator.
 void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt);
 
-// While it lives, SIGINT (Ctrl-C) sets a flag instead of ending the process; a second Ctrl-C
-// ends it as usual. The previous handler comes back when it is destroyed.
+// While it lives, SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal) set a flag instead of
+// ending the process, so training can stop between two steps and save a resume file; a second
+// signal ends it as usual. The previous handlers come back when it is destroyed.
 class InterruptHandler {
  public:
   InterruptHandler();
@@ -58,9 +67,11 @@ class InterruptHandler {
   InterruptHandler(const InterruptHandler&) = delete;
   InterruptHandler& operator=(const InterruptHandler&) = delete;
   bool requested() const;
+  int signal() const;        // the signal that asked (SIGINT, SIGTERM, SIGHUP), or 0
+  const char* name() const;  // "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP"
 
  private:
-  struct sigaction previous_;
+  struct sigaction previous_[3];
 };
 
 }  // namespace seqgrad::cli

@@ -2,10 +2,12 @@
 #include "examples/seqgrad/translator.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "nn/checkpoint.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
+#include "tensor/allocator.h"
 #include "tensor/check.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
@@ -26,25 +28,60 @@ nn::Json ModelConfig::to_json() const {
 }
 
 ModelConfig ModelConfig::from_json(const nn::Json& j) {
-  ModelConfig c;
+  // The same ranges and names seqgrad train accepts: a checkpoint whose configuration is outside
+  // them was edited or damaged, and must not build a model (layers = 10000000 once allocated
+  // until the machine ran out of memory).
+  check_state(j.is_object(), "the model configuration must be a JSON object");
   auto get = [&](const char* key) -> const nn::Json& {
     const nn::Json* v = j.find(key);
-    check_state(v != nullptr, "checkpoint: the model configuration has no '", key, "'");
+    check_state(v != nullptr, "the model configuration has no '", key, "'");
     return *v;
   };
-  c.model = get("model").as_string();
-  c.attention = get("attention").as_string();
-  c.layers = get("layers").as_int64();
-  c.hidden = get("hidden").as_int64();
-  c.dim = get("dim").as_int64();
-  c.heads = get("heads").as_int64();
-  c.ffn = get("ffn").as_int64();
-  c.max_len = get("max_len").as_int64();
-  c.dropout = get("dropout").as_double();
+  auto whole = [&](const char* key, int64_t lo, int64_t hi) {
+    const nn::Json& v = get(key);
+    check_state(v.is_integer() && v.as_int64() >= lo && v.as_int64() <= hi, "the model configuration's '", key,
+                "' must be a whole number from ", lo, " to ", hi, ", got ", v.dump());
+    return v.as_int64();
+  };
+  auto one_of = [&](const char* key, const std::vector<std::string>& names) {
+    const nn::Json& v = get(key);
+    const bool known = v.is_string() && std::find(names.begin(), names.end(), v.as_string()) != names.end();
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    check_state(known, "the model configuration's '", key, "' must be one of ", list, "; got ", v.dump());
+    return v.as_string();
+  };
+  ModelConfig c;
+  c.model = one_of("model", kModelNames);
+  c.attention = one_of("attention", kScoreNames);
+  c.layers = whole("layers", 1, kMaxLayers);
+  c.hidden = whole("hidden", 1, kMaxWidth);
+  c.dim = whole("dim", 1, kMaxWidth);
+  c.heads = whole("heads", 1, kMaxHeads);
+  c.ffn = whole("ffn", 1, kMaxFeedForward);
+  c.max_len = whole("max_len", 1, kMaxDecode);
+  const nn::Json& dropout = get("dropout");
+  check_state(dropout.is_number() && dropout.as_double() >= 0 && dropout.as_double() <= kMaxDropout,
+              "the model configuration's 'dropout' must be a number from 0 to ", kMaxDropout, ", got ",
+              dropout.dump());
+  c.dropout = dropout.as_double();
+  check_state(get("bidirectional").is_bool(), "the model configuration's 'bidirectional' must be true or false");
   c.bidirectional = get("bidirectional").as_bool();
-  c.src_tokens = get("src_tokens").as_string();
-  c.tgt_tokens = get("tgt_tokens").as_string();
+  c.src_tokens = one_of("src_tokens", kTokenizerNames);
+  c.tgt_tokens = one_of("tgt_tokens", kTokenizerNames);
+  check_state(c.model != "transformer" || c.dim % c.heads == 0, "the model configuration's 'dim' (", c.dim,
+              ") must be a multiple of 'heads' (", c.heads, ")");
   return c;
+}
+
+std::string first_difference(const ModelConfig& a, const ModelConfig& b, const char* a_name, const char* b_name) {
+  const nn::Json ja = a.to_json(), jb = b.to_json();
+  for (const auto& [key, value] : ja.as_object()) {
+    const nn::Json* other = jb.find(key);
+    if (other == nullptr || !(*other == value))
+      return cat(key, " is ", value.dump(), " in ", a_name, " and ", other ? other->dump() : "missing", " in ", b_name);
+  }
+  return "";
 }
 
 // ================================================================================================
@@ -202,8 +239,26 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     for (const nn::Json& t : list.as_array()) tokens.push_back(t.as_string());
     return data::Vocab::from_tokens(tokens);
   };
-  const ModelConfig config = ModelConfig::from_json(nn::parse_json(entry("seqgrad.config")));
-  auto t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"));
+  ModelConfig config;
+  try {
+    config = ModelConfig::from_json(nn::parse_json(entry("seqgrad.config")));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(cat("seqgrad: '", path, "': ", e.what()));
+  }
+  // The configuration is checked against the tensors before anything large is built: the model
+  // it describes may take little more memory than the file's tensors (twice that, for the
+  // initialisers' temporaries, and 64 MB for tables such as the positional encoding). A larger
+  // model cannot match the file, and building it could take all the memory there is; strict
+  // loading below then checks every name and shape.
+  std::error_code ec;
+  const uintmax_t file_bytes = std::filesystem::file_size(path, ec);
+  const int64_t budget = 2 * static_cast<int64_t>(ec ? 0 : file_bytes) * static_cast<int64_t>(sizeof(real)) / 4 + (int64_t(64) << 20);
+  std::unique_ptr<Translator> t;
+  {
+    const AllocationBudget limit(budget, cat("seqgrad: '", path, "': its configuration (", config.to_json().dump(),
+                                             ") describes a model far larger than the tensors in the file; building it"));
+    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"));
+  }
   // A resumable checkpoint also holds the optimizer's buffers: load the model's names only.
   nn::load(t->module(), path, /*strict=*/meta.count("seqgrad.train_state") == 0);
   t->module().eval();

@@ -22,6 +22,13 @@
 
 namespace seqgrad::cli {
 
+// The names and ranges seqgrad train accepts, and a checkpoint's configuration must keep to.
+inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "transformer"};
+inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp"};
+inline const std::vector<std::string> kTokenizerNames{"space", "char"};
+constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedForward = 16384, kMaxDecode = 4096;
+constexpr double kMaxDropout = 0.9;
+
 // Everything needed to rebuild a model before loading its weights.
 struct ModelConfig {
   std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | transformer
@@ -32,8 +39,13 @@ struct ModelConfig {
   std::string src_tokens = "space", tgt_tokens = "space";  // space | char
 
   nn::Json to_json() const;
+  // Checks every field against the range seqgrad train accepts, naming the field.
   static ModelConfig from_json(const nn::Json& j);
 };
+
+// The first field in which two configurations differ, as "layers is 5 in the flags and 1 in the
+// model" (a_name = "the flags", b_name = "the model"), or "" when they are the same.
+std::string first_difference(const ModelConfig& a, const ModelConfig& b, const char* a_name, const char* b_name);
 
 class Translator {
  public:

@@ -44,4 +44,19 @@ TEST_CASE("read_tsv errors name the file and line") {
                        std::runtime_error);
   CHECK_THROWS_WITH_AS(data::read_tsv_file("/nonexistent/x.tsv"), "cannot open '/nonexistent/x.tsv': No such file or directory",
                        std::runtime_error);
+  // Checked where the line is known, not when the vocabulary is saved as JSON an epoch later.
+  std::istringstream bad_utf8("a\tb\nc \xC3\x28 d\te\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(bad_utf8, "c.tsv"), "c.tsv:2: expected UTF-8 text, found byte 0xc3 at column 3",
+                       std::runtime_error);
+  std::istringstream empty_source("a\tb\n  \tb\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(empty_source, "c.tsv"), "c.tsv:2: expected 'source<TAB>target', found an empty source",
+                       std::runtime_error);
+  std::istringstream empty_target("a\t\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(empty_target, "c.tsv"), "c.tsv:1: expected 'source<TAB>target', found an empty target",
+                       std::runtime_error);
+  // A read error is not the end of the file: "no sentence pairs" would hide it.
+  std::istringstream unreadable("a\tb\n");
+  unreadable.setstate(std::ios::badbit);
+  CHECK_THROWS_WITH_AS(data::read_tsv(unreadable, "c.tsv"), doctest::Contains("c.tsv:1: cannot read: "), std::runtime_error);
+  CHECK_THROWS_WITH_AS(data::read_tsv_file("/"), "cannot read '/': it is a directory", std::runtime_error);
 }

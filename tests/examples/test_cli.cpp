@@ -57,7 +57,11 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"translate", "--model", "/nonexistent/m.safetensors", "hi"}).rfind("error: read_metadata: ", 0) == 0);
   const Result none = run({});
   CHECK(none.code == 2);
-  CHECK(none.out.find("usage: seqgrad COMMAND") != std::string::npos);
+  CHECK(none.out.empty());  // usage after a mistake goes to stderr, as for an unknown command
+  CHECK(none.err.find("usage: seqgrad COMMAND") != std::string::npos);
+  const Result help = run({"--help"});
+  CHECK(help.code == 0);
+  CHECK(help.out.find("usage: seqgrad COMMAND") != std::string::npos);
 }
 
 TEST_CASE("seqgrad: corpus and checkpoint problems are named") {

@@ -12,66 +12,13 @@
 #include <sstream>
 
 #include "examples/seqgrad/commands.h"
+#include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
+using namespace seqgrad::testing;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// A string buffer that sends this process SIGINT, as Ctrl-C would, the first time `trigger`
-// (if not empty) appears in what is written to it: an interrupt at a chosen, repeatable moment.
-class InterruptingBuffer : public std::stringbuf {
- public:
-  explicit InterruptingBuffer(std::string trigger) : trigger_(std::move(trigger)) {}
-
- protected:
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    const std::streamsize written = std::stringbuf::xsputn(s, n);
-    maybe_interrupt();
-    return written;
-  }
-  int_type overflow(int_type c) override {
-    const int_type r = std::stringbuf::overflow(c);
-    maybe_interrupt();
-    return r;
-  }
-
- private:
-  void maybe_interrupt() {
-    if (fired_ || trigger_.empty() || str().find(trigger_) == std::string::npos) return;
-    fired_ = true;
-    std::raise(SIGINT);
-  }
-  std::string trigger_;
-  bool fired_ = false;
-};
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result train(std::vector<std::string> words, const std::string& interrupt_at = "") {
-  words.insert(words.begin(), "train");
-  InterruptingBuffer buffer(interrupt_at);
-  std::ostream out(&buffer);
-  std::ostringstream err;
-  const int code = cli::run(words, out, err);
-  return {code, buffer.str(), err.str()};
-}
-
-// A small Transformer on the copy task: 23 steps an epoch, a fraction of a second each epoch.
-std::vector<std::string> small_run(const std::string& out, const std::string& log, int64_t epochs = 3) {
-  return {"--task", "copy",  "--n",     "400", "--min-len", "2",  "--max-len",  "5",          "--model",
-          "transformer",     "--dim",   "32",  "--ffn",     "64", "--heads",    "2",          "--layers",
-          "1",      "--batch", "16",    "--epochs", std::to_string(epochs), "--seed", "3", "--out", out,
-          "--loss-log", log};
-}
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
@@ -133,6 +80,9 @@ TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues
   INFO(resumed.err);
   REQUIRE(resumed.code == 0);
   CHECK(resumed.out.find("resuming at epoch 2, step ") != std::string::npos);
+  // Finished, the run removes its resume file: resuming it again would train the end twice.
+  CHECK(resumed.out.find("removed build/test_rel.resume.safetensors (the run is finished)") != std::string::npos);
+  CHECK_FALSE(std::ifstream("build/test_rel.resume.safetensors").good());
   CHECK(read_text("build/test_rel.log") == read_text("build/test_rel_ref.log"));
   CHECK(read_text("build/test_rel.safetensors") == read_text("build/test_rel_ref.safetensors"));
   for (const char* f : {"build/test_rel_ref.safetensors", "build/test_rel_ref.log", "build/test_rel_ref.training.svg",
@@ -143,9 +93,13 @@ TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues
 
 TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
   CHECK(train(small_run("/dev/full", "build/test_rel_x.log")).err ==
-        "error: seqgrad train: --out '/dev/full' exists and is not a regular file\n");
+        "error: seqgrad train: --out: cannot write '/dev/full': expected a regular file or a new name, got a character "
+        "device\n");
   CHECK(train(small_run("build/no/such/dir/m.safetensors", "build/test_rel_x.log")).err ==
-        "error: seqgrad train: cannot write --out 'build/no/such/dir/m.safetensors': No such file or directory\n");
+        "error: seqgrad train: --out: cannot create a temporary file next to 'build/no/such/dir/m.safetensors': No such "
+        "file or directory\n");
+  CHECK(train(small_run("", "build/test_rel_x.log")).err ==
+        "error: seqgrad train: --out: cannot write '': expected a file name, got an empty path\n");
   std::remove("build/test_rel_x.log");
 }
 

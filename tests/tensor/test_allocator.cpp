@@ -49,3 +49,30 @@ TEST_CASE("allocator: tensors freed in a loop stop missing the cache after the f
   const AllocatorStats later = allocator_stats();
   if (later.caching) CHECK(later.misses == first.misses);
 }
+
+TEST_CASE("running out of memory is an exception that says how much, and releasing never throws") {
+  static_assert(noexcept(release_block(nullptr, 0)), "release_block runs in destructors: it must not throw");
+  if (!allocator_stats().caching) {
+    MESSAGE("skipped under AddressSanitizer: it stops the process on an impossible request by default");
+    return;
+  }
+  // More than any machine has: the system says no twice (before and after the cache is emptied).
+  const size_t huge = size_t(1) << 60;
+  CHECK_THROWS_WITH_AS(allocate_block(huge), "out of memory: cannot allocate 1152921504.6 GB (1152921504606846976 bytes) for a tensor",
+                       OutOfMemory);
+  CHECK_THROWS_AS(allocate_block(huge), std::bad_alloc);  // what code that catches bad_alloc expects
+  CHECK_THROWS_WITH_AS(zeros({int64_t(1) << 40, int64_t(1) << 22}),
+                       "out of memory: cannot allocate 4611686018427387904 elements for a tensor",
+                       OutOfMemory);
+}
+
+TEST_CASE("AllocationBudget refuses to hand out more than its bytes while it lives") {
+  {
+    const AllocationBudget budget(1 << 20, "building the model");
+    const Tensor small = zeros({100, 100});  // 40 kB: within the budget
+    CHECK_THROWS_WITH_AS(zeros({1000, 1000}), "building the model: needs more than 1.0 MB (1048576 bytes)",
+                         std::runtime_error);
+  }
+  const Tensor after = zeros({1000, 1000});  // no budget any more
+  CHECK(after.numel() == 1000000);
+}

@@ -302,7 +302,7 @@ TEST_CASE("Heatmap errors are pinned") {
   CHECK_THROWS_WITH_AS(map.value(1, 0), "Heatmap::value: expected a cell of the 1 x 1 matrix, got (1, 0)",
                        std::out_of_range);
   const std::string path = "/nonexistent-seqgrad-dir/alignment.svg";
-  CHECK_THROWS_WITH_AS(map.save(path), ("cannot write " + path + ": " + std::strerror(ENOENT)).c_str(),
+  CHECK_THROWS_WITH_AS(map.save(path), ("save: cannot create a temporary file next to '" + path + "': " + std::strerror(ENOENT)).c_str(),
                        std::runtime_error);
 
   CHECK_THROWS_WITH_AS(HeatmapGrid(0), "HeatmapGrid: expected columns >= 1, got 0", std::invalid_argument);

@@ -93,7 +93,7 @@ TEST_CASE("LinePlot errors: mismatched lengths, tiny sizes, unwritable paths") {
   CHECK_THROWS_WITH_AS(plot.set_size(100, 100), "LinePlot::set_size: expected at least 200 x 150 pixels, got 100 x 100",
                        std::invalid_argument);
   const std::string path = "/nonexistent-seqgrad-dir/loss.svg";
-  CHECK_THROWS_WITH_AS(plot.save(path), ("cannot write " + path + ": " + std::strerror(ENOENT)).c_str(),
+  CHECK_THROWS_WITH_AS(plot.save(path), ("save: cannot create a temporary file next to '" + path + "': " + std::strerror(ENOENT)).c_str(),
                        std::runtime_error);
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("DecisionMap errors are pinned") {
   CHECK_THROWS_WITH_AS(map.add_points(zeros({5, 2}), zeros({4})),
                        "DecisionMap::add_points: expected 5 labels (one per point), got shape [4]", std::invalid_argument);
   const std::string path = "/nonexistent-seqgrad-dir/regions.svg";
-  CHECK_THROWS_WITH_AS(map.save(path), ("cannot write " + path + ": " + std::strerror(ENOENT)).c_str(),
+  CHECK_THROWS_WITH_AS(map.save(path), ("save: cannot create a temporary file next to '" + path + "': " + std::strerror(ENOENT)).c_str(),
                        std::runtime_error);
 }
 

@@ -20,23 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A fresh, empty folder for one test, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("seqgrad_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 void check_all_equal(const std::vector<double>& got, const std::vector<double>& expected) {
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-12));
@@ -213,31 +196,23 @@ TEST_CASE("the well-formedness checker catches what it should") {
 }
 
 // ================================================================================================
-// write_file_atomic
+// Files
 
-TEST_CASE("write_file_atomic writes, replaces, and leaves no temporary file") {
-  TempDir dir("viz_atomic");
-  const fs::path p = dir.path / "a.svg";
-  write_file_atomic(p.string(), "first");
-  CHECK(read_file(p) == "first");
-  write_file_atomic(p.string(), "second, longer");
-  CHECK(read_file(p) == "second, longer");
-  CHECK_FALSE(fs::exists(p.string() + ".tmp"));
-}
-
-TEST_CASE("write_file_atomic names the path and the reason when it cannot write") {
-  const std::string missing = "/nonexistent-seqgrad-dir/plot.svg";
-  CHECK_THROWS_WITH_AS(write_file_atomic(missing, "x"),
-                       ("cannot write " + missing + ": " + std::strerror(ENOENT)).c_str(), std::runtime_error);
-
-  // The target is a directory: the temporary file is written, the rename fails, the temporary
-  // file is removed and the directory is untouched.
-  TempDir dir("viz_atomic_dir");
-  const fs::path target = dir.path / "out.svg";
-  fs::create_directories(target / "inside");
-  CHECK_THROWS_WITH_AS(write_file_atomic(target.string(), "x"),
-                       ("cannot write " + target.string() + ": " + std::strerror(EISDIR)).c_str(),
+TEST_CASE("saving an SVG over a device or a directory is refused, and the device stays") {
+  // Every SVG goes through io::write_file_atomic (tests/io/test_atomic_file.cpp); these pin that
+  // the drawing classes use it: /dev/null is looked at, never opened or renamed over.
+  if (fs::exists("/dev/null")) {
+    SvgCanvas c(10, 10);
+    CHECK_THROWS_WITH_AS(c.save("/dev/null"),
+                         "save: cannot write '/dev/null': expected a regular file or a new name, got a character device",
+                         std::runtime_error);
+    CHECK(fs::is_character_file("/dev/null"));
+  }
+  const fs::path folder = fs::temp_directory_path() / "seqgrad_test_svg_dir";
+  fs::create_directories(folder);
+  CHECK_THROWS_WITH_AS(SvgCanvas(10, 10).save(folder.string()),
+                       ("save: cannot write '" + folder.string() + "': expected a regular file or a new name, got a directory").c_str(),
                        std::runtime_error);
-  CHECK_FALSE(fs::exists(target.string() + ".tmp"));
-  CHECK(fs::is_directory(target / "inside"));
+  CHECK(fs::is_directory(folder));
+  fs::remove_all(folder);
 }

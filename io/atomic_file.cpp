@@ -1,0 +1,128 @@
+// io/atomic_file.cpp - temporary file, flush, fsync, rename; see atomic_file.h.
+//
+// C stdio, because it reports *why* it failed (errno); POSIX for the rest: getpid for the
+// temporary name, fsync so the data is on disk before the rename makes it the file, and
+// pthread_sigmask to hold signals back while the temporary file exists.
+#include "io/atomic_file.h"
+
+#include <pthread.h>  // POSIX: pthread_sigmask
+#include <signal.h>   // POSIX: sigset_t
+#include <unistd.h>   // POSIX: getpid, fsync
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tensor/check.h"
+
+namespace seqgrad::io {
+
+namespace {
+
+constexpr size_t kMaxNameBytes = 255;  // NAME_MAX of Linux, macOS and the BSDs' file systems
+
+std::string os_reason() { return errno ? std::strerror(errno) : "unknown error"; }
+
+// "a directory", "a character device": what sits at a path that is not a regular file.
+const char* kind_of(std::filesystem::file_type type) {
+  using std::filesystem::file_type;
+  switch (type) {
+    case file_type::directory: return "a directory";
+    case file_type::character: return "a character device";
+    case file_type::block: return "a block device";
+    case file_type::fifo: return "a pipe";
+    case file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// While it lives, SIGINT, SIGTERM and SIGHUP stay pending instead of reaching this thread. (The
+// thread pool's workers block them for good, so the calling thread is the one they go to.)
+class HoldSignals {
+ public:
+  HoldSignals() {
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~HoldSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  HoldSignals(const HoldSignals&) = delete;
+  HoldSignals& operator=(const HoldSignals&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+void refuse_non_regular(const std::string& path, const char* op) {
+  check(!path.empty(), op, ": cannot write '': expected a file name, got an empty path");
+  const std::string occupant = non_regular_file_at(path);
+  check_state(occupant.empty(), op, ": cannot write '", path, "': expected a regular file or a new name, got ", occupant);
+}
+
+std::FILE* create_temporary(const std::string& tmp, const std::string& path, const char* op) {
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  check_state(f != nullptr, op, ": cannot create a temporary file next to '", path, "': ", os_reason());
+  return f;
+}
+
+}  // namespace
+
+std::string non_regular_file_at(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  return std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) ? kind_of(status.type()) : "";
+}
+
+std::string temporary_path_for(const std::string& path) {
+  const std::string suffix = ".tmp." + std::to_string(getpid());
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.size() + suffix.size() > kMaxNameBytes) name.resize(kMaxNameBytes - suffix.size());
+  return folder + name + suffix;
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write, const char* op) {
+  refuse_non_regular(path, op);  // the rename below would replace a device or a pipe itself
+  const HoldSignals hold;
+  const std::string tmp = temporary_path_for(path);
+  std::FILE* f = create_temporary(tmp, path, op);
+  const auto fail = [&](const std::string& reason) {
+    if (f) std::fclose(f);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(cat(op, ": cannot write '", path, "': ", reason));
+  };
+  try {
+    errno = 0;
+    write(f);
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  // A failed fwrite leaves the error flag set; buffered bytes can fail only now (a full disk
+  // often shows up here); and the data must be on disk before the rename makes it the file.
+  if (std::ferror(f)) fail(os_reason());
+  if (std::fflush(f) != 0 || fsync(fileno(f)) != 0) fail(os_reason());
+  const int closed = std::fclose(f);
+  f = nullptr;
+  if (closed != 0) fail(os_reason());
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(os_reason());
+}
+
+void write_file_atomic(const std::string& path, const std::string& content, const char* op) {
+  write_file_atomic(path, [&](std::FILE* f) { std::fwrite(content.data(), 1, content.size(), f); }, op);
+}
+
+void check_writable(const std::string& path, const char* op) {
+  refuse_non_regular(path, op);
+  const std::string tmp = temporary_path_for(path);
+  std::fclose(create_temporary(tmp, path, op));
+  std::remove(tmp.c_str());
+}
+
+}  // namespace seqgrad::io

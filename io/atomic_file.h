@@ -1,0 +1,46 @@
+// io/atomic_file.h - writing a file so that a reader sees the old file or the new one, never half.
+//
+// Every file seqgrad writes (checkpoints, resume files, SVG plots and heatmaps) goes through
+// write_file_atomic: the bytes go to a temporary file next to the target, are flushed to disk,
+// and the temporary file is renamed over the target (POSIX rename is atomic). On any failure
+// (a full disk, a file-size limit, an unwritable folder) the temporary file is removed and the
+// old file is untouched. A target that is not a regular file (a directory, /dev/null, a pipe)
+// is refused before anything is written: renaming over it would replace the device or the pipe
+// itself. What this is not: a lock; two processes saving one path at once each write their own
+// temporary file, and the last rename wins. Read next: nn/checkpoint.h, its main user.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace seqgrad::io {
+
+// What sits at `path` if that is not a regular file ("a directory", "a character device",
+// "a pipe", ...), or "" for a regular file, a link to one, or nothing at all.
+std::string non_regular_file_at(const std::string& path);
+
+// The temporary file write_file_atomic writes first: "dir/name.tmp.PID" next to `path`, the
+// process id keeping two runs that save one path apart. A name that would pass the file
+// system's limit of 255 bytes is shortened ("dir/<first bytes of name>.tmp.PID"), so any name
+// that is itself valid can be saved.
+std::string temporary_path_for(const std::string& path);
+
+// Writes a file atomically. `write` puts the bytes into the open temporary file; a write error
+// it leaves behind in the FILE is found afterwards, so it need not check each fwrite (it may
+// throw, too). `op` starts every message:
+//   "save: cannot write 'm.safetensors': No space left on device"
+//   "save: cannot write '/dev/null': expected a regular file or a new name, got a character device"
+//   "save: cannot create a temporary file next to 'no/dir/m.safetensors': No such file or directory"
+// (all std::runtime_error). Ctrl-C, SIGTERM and SIGHUP are held back while the calling thread
+// writes and renames, so a signal cannot leave the temporary file behind; they take effect
+// right after.
+void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write, const char* op);
+void write_file_atomic(const std::string& path, const std::string& content, const char* op = "write");
+
+// For a caller that should fail before hours of work rather than at the first save: checks that
+// `path` is not empty, is not something other than a regular file, and that its temporary file
+// can be created (creates it and removes it). The same messages as write_file_atomic, with `op`.
+void check_writable(const std::string& path, const char* op);
+
+}  // namespace seqgrad::io

@@ -1,0 +1,137 @@
+// tests/io/test_atomic_file.cpp - write_file_atomic: the old file or the new one, never half;
+// never a device or a pipe replaced; no temporary file left; signals held back while it writes.
+#include <sys/stat.h>  // POSIX: mkfifo
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "io/atomic_file.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("seqgrad_test_" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  int64_t count_entries() const { return std::distance(fs::directory_iterator(path), fs::directory_iterator()); }
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+volatile std::sig_atomic_t terms_seen = 0;
+extern "C" void count_term(int) { terms_seen = terms_seen + 1; }
+
+}  // namespace
+
+TEST_CASE("write_file_atomic writes, replaces, and leaves no temporary file") {
+  TempDir dir("io_atomic");
+  const fs::path p = dir.path / "a.svg";
+  io::write_file_atomic(p.string(), "first");
+  CHECK(read_file(p) == "first");
+  io::write_file_atomic(p.string(), "second, longer");
+  CHECK(read_file(p) == "second, longer");
+  CHECK(dir.count_entries() == 1);
+}
+
+TEST_CASE("write_file_atomic names the path and the reason when it cannot write") {
+  const std::string missing = "/nonexistent-seqgrad-dir/plot.svg";
+  CHECK_THROWS_WITH_AS(io::write_file_atomic(missing, "x", "save"),
+                       ("save: cannot create a temporary file next to '" + missing + "': " + std::strerror(ENOENT)).c_str(),
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(io::write_file_atomic("", "x", "save"), "save: cannot write '': expected a file name, got an empty path",
+                       std::invalid_argument);
+
+  // An exception from the writer removes the temporary file and keeps the old file.
+  TempDir dir("io_atomic_throw");
+  const fs::path p = dir.path / "kept.txt";
+  io::write_file_atomic(p.string(), "old");
+  CHECK_THROWS_WITH_AS(io::write_file_atomic(p.string(), [](std::FILE*) { throw std::runtime_error("writer failed"); }, "save"),
+                       "writer failed", std::runtime_error);
+  CHECK(read_file(p) == "old");
+  CHECK(dir.count_entries() == 1);
+}
+
+TEST_CASE("write_file_atomic refuses what is not a regular file, and leaves it as it was") {
+  TempDir dir("io_atomic_nonregular");
+  // A directory: refused before anything is written.
+  const fs::path target = dir.path / "out.svg";
+  fs::create_directories(target / "inside");
+  CHECK_THROWS_WITH_AS(io::write_file_atomic(target.string(), "x", "save"),
+                       ("save: cannot write '" + target.string() + "': expected a regular file or a new name, got a directory").c_str(),
+                       std::runtime_error);
+  CHECK(fs::is_directory(target / "inside"));
+
+  // A pipe: refused at once (no waiting for a reader), and still a pipe.
+  const fs::path fifo = dir.path / "pipe.svg";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(io::write_file_atomic(fifo.string(), "x", "save"),
+                       ("save: cannot write '" + fifo.string() + "': expected a regular file or a new name, got a pipe").c_str(),
+                       std::runtime_error);
+  CHECK(fs::is_fifo(fifo));
+  CHECK(dir.count_entries() == 2);
+
+  // A device: /dev/null is only looked at (refused before anything is opened or renamed).
+  if (fs::exists("/dev/null")) {
+    CHECK_THROWS_WITH_AS(io::write_file_atomic("/dev/null", "x", "save"),
+                         "save: cannot write '/dev/null': expected a regular file or a new name, got a character device",
+                         std::runtime_error);
+    CHECK(fs::is_character_file("/dev/null"));
+    CHECK_THROWS_WITH_AS(io::check_writable("/dev/null", "seqgrad train: --out"),
+                         "seqgrad train: --out: cannot write '/dev/null': expected a regular file or a new name, got a "
+                         "character device",
+                         std::runtime_error);
+  }
+}
+
+TEST_CASE("a file name of 252 bytes is written: the temporary name is shortened to fit") {
+  TempDir dir("io_atomic_long");
+  const std::string name = std::string(240, 'a') + ".safetensors";  // 252 bytes, valid
+  const std::string path = (dir.path / name).string();
+  const std::string tmp = io::temporary_path_for(path);
+  CHECK(tmp.size() - dir.path.string().size() - 1 == 255);
+  CHECK(tmp.rfind(dir.path.string() + "/", 0) == 0);
+  io::check_writable(path, "save");
+  io::write_file_atomic(path, "weights", "save");
+  CHECK(read_file(path) == "weights");
+  CHECK(dir.count_entries() == 1);
+  // A short name keeps the readable form.
+  CHECK(io::temporary_path_for("runs/m.safetensors") == "runs/m.safetensors.tmp." + std::to_string(getpid()));
+}
+
+TEST_CASE("SIGTERM during write_file_atomic waits until the file is in place") {
+  TempDir dir("io_atomic_signal");
+  const fs::path p = dir.path / "m.bin";
+  struct sigaction action {}, previous {};
+  action.sa_handler = count_term;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, &previous);
+  terms_seen = 0;
+  std::sig_atomic_t seen_inside = -1;
+  io::write_file_atomic(
+      p.string(),
+      [&](std::FILE* f) {
+        std::raise(SIGTERM);  // held back: the handler must not run while the temporary file exists
+        seen_inside = terms_seen;
+        std::fputs("complete", f);
+      },
+      "save");
+  const std::sig_atomic_t seen_after = terms_seen;
+  sigaction(SIGTERM, &previous, nullptr);
+  CHECK(seen_inside == 0);
+  CHECK(seen_after == 1);  // delivered as soon as the file was renamed into place
+  CHECK(read_file(p) == "complete");
+  CHECK(dir.count_entries() == 1);
+}
