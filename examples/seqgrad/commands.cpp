@@ -519,8 +519,10 @@ int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& 
     check_state(!out.fail(), "seqgrad ", words[0], ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
     return code;
   } catch (const std::bad_alloc& e) {
+    // A tensor's OutOfMemory says how much it asked for; any other allocation only that it failed.
     const std::string what = e.what();
-    err << "error: " << (what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")") << "\n";
+    err << "error: " << (what.rfind("out of memory", 0) == 0 ? what : "seqgrad " + words[0] + ": out of memory (" + what + ")")
+        << "\n";
   } catch (const std::exception& e) {
     err << "error: " << e.what() << "\n";
   }

@@ -23,13 +23,17 @@ nn::Json numbers(const std::vector<double>& values) {
 }
 
 // The state entry of a resumable checkpoint, or a message saying the file is not one.
-nn::Json read_state(const std::string& path) {
+std::string read_state_text(const std::string& path) {
   const std::map<std::string, std::string> meta = nn::read_metadata(path);
   const auto found = meta.find(kStateKey);
   check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kStateKey,
               " in its metadata); --resume takes the .resume.safetensors file an interrupted run saved");
+  return found->second;
+}
+
+nn::Json parse_state(const std::string& text, const std::string& path) {
   try {
-    return nn::parse_json(found->second);
+    return nn::parse_json(text);
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': the training state is not valid JSON (", e.what(), ")"));
   }
@@ -118,8 +122,10 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   nn::write_safetensors(path, tensors, meta);
 }
 
-TrainProgress read_progress(const std::string& path) {
-  const nn::Json state = read_state(path);
+TrainProgress read_progress(const std::string& path) { return parse_progress(read_state_text(path), path); }
+
+TrainProgress parse_progress(const std::string& text, const std::string& path) {
+  const nn::Json state = parse_state(text, path);
   check_state(state.is_object(), "seqgrad train: '", path, "': the training state must be a JSON object");
   const StateReader r(path, state);
   TrainProgress p;
@@ -152,7 +158,7 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
   try {
     opt.load_state_dict(state);
-    default_generator().set_state(read_state(path).find("rng")->as_string());
+    default_generator().set_state(parse_state(read_state_text(path), path).find("rng")->as_string());
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
   }

@@ -53,6 +53,9 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
 // Reads the progress of a resumable checkpoint; std::runtime_error if `path` is not one, or if
 // any field is outside what a run can save (naming the file and the field).
 TrainProgress read_progress(const std::string& path);
+// The same from the state's JSON text (the metadata entry "seqgrad.train_state"); `path` names
+// the file in messages. (tests/fuzz/fuzz_resume.cpp feeds it any bytes.)
+TrainProgress parse_progress(const std::string& text, const std::string& path);
 
 // Loads the optimizer's state from a resumable checkpoint, and restores the default generator.
 void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt);

@@ -1,9 +1,9 @@
 // tests/fuzz/fuzz_tsv.cpp - libFuzzer target: any bytes, read as a parallel corpus (TSV).
 //
-// Every input must end in a clean error (std::runtime_error from the reader, naming the line;
-// std::invalid_argument from the tokenizers for invalid UTF-8) or in sentence pairs that hold
-// no tab or line break, tokenise, encode and decode through a vocabulary built from them, and
-// read back unchanged after write_tsv. Run by `make fuzz`; seeds in tests/fuzz/corpus/tsv/.
+// Every input must end in a clean error (std::runtime_error from the reader, naming the line:
+// invalid UTF-8, a missing or extra tab, an empty side) or in sentence pairs of valid UTF-8
+// with text on both sides and no tab or line break, that tokenise, encode and decode through a
+// vocabulary built from them, and read back unchanged after write_tsv. Run by `make fuzz`; seeds in tests/fuzz/corpus/tsv/.
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
@@ -12,6 +12,7 @@
 #include "data/corpus.h"
 #include "data/tokenizer.h"
 #include "data/vocab.h"
+#include "io/utf8.h"
 
 using namespace seqgrad;
 
@@ -24,8 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (const data::Pair& p : pairs)
-    for (const std::string* side : {&p.source, &p.target})
+    for (const std::string* side : {&p.source, &p.target}) {
       if (side->find_first_of("\t\n") != std::string::npos) std::abort();
+      if (!io::is_valid_utf8(*side) || side->find_first_not_of(" \t\r") == std::string::npos) std::abort();
+    }
 
   // What seqgrad train does next: tokens, vocabularies, ids, and back.
   for (const data::Tokenization kind : {data::Tokenization::Space, data::Tokenization::Char}) {
