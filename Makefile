@@ -5,6 +5,7 @@
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
 #   make sanitize     the float32 suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan         the thread pool, parallel kernels and training runs under ThreadSanitizer
+#   make faults       fault injection on the seqgrad tool: full disks, devices, signals, broken files
 #   make fuzz         libFuzzer on the safetensors reader, the TSV reader and the command line
 #                     (clang; FUZZ_SECONDS=20 each)
 #   make fuzz-ops     the random-expression property test, N=20000 cases in each precision
@@ -75,7 +76,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests run-tests32 sanitize tsan fuzz fuzzers fuzz-ops soak bench demo check-docs clean
+.PHONY: all lib examples test run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -182,6 +183,14 @@ fuzz-ops: $(TEST_BIN) $(TEST64_BIN)
 EPOCHS ?= 20
 soak: $(TEST_BIN)
 	@SEQGRAD_SOAK_EPOCHS=$(EPOCHS) sh tests/run_tests.sh "$(TEST_BIN) -tc=soak*"
+
+# Fault injection on the tool (tests/faults/run_faults.sh): full disks, device nodes and FIFOs as
+# outputs, limits, signals, and checkpoints broken on purpose by build/fault_edit.
+FAULT_EDIT := $(BUILD)/fault_edit
+$(FAULT_EDIT): $(BUILD)/obj/tests/faults/fault_edit.o $(LIB)
+	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+faults: $(CLI) $(FAULT_EDIT)
+	@bash tests/faults/run_faults.sh $(BUILD)
 
 bench: $(BENCHES)
 

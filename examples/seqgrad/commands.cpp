@@ -511,17 +511,18 @@ int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostr
 }  // namespace
 
 int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
+  const std::string who = words.empty() ? "seqgrad" : "seqgrad " + words[0];  // for messages
   try {
     const int code = dispatch(words, out, err, in);
     // What went to standard output is the result (a corpus, translations): a write that failed
     // (a full disk, a closed stdout) fails the command, not only the last lines.
     out.flush();
-    check_state(!out.fail(), "seqgrad ", words[0], ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+    check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
     return code;
   } catch (const std::bad_alloc& e) {
     // A tensor's OutOfMemory says how much it asked for; any other allocation only that it failed.
     const std::string what = e.what();
-    err << "error: " << (what.rfind("out of memory", 0) == 0 ? what : "seqgrad " + words[0] + ": out of memory (" + what + ")")
+    err << "error: " << (what.rfind("out of memory", 0) == 0 ? what : who + ": out of memory (" + what + ")")
         << "\n";
   } catch (const std::exception& e) {
     err << "error: " << e.what() << "\n";

@@ -1,6 +1,7 @@
 // examples/seqgrad/resume.cpp - the resumable checkpoint, and Ctrl-C as a request to stop.
 #include "examples/seqgrad/resume.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -148,6 +149,14 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
   p.train_loss = r.numbers("train_loss", p.epoch - 1);
   p.valid_loss = r.numbers("valid_loss", p.epoch - 1);
   p.exact_match = r.numbers("exact_match", p.epoch - 1);
+  // What the fields say of each other: a loss sum only after some steps (losses are > 0), and
+  // the best validation loss is the least of those recorded (none: no validation yet).
+  check_state((p.step == 0) == (p.epoch_loss == 0), "seqgrad train: '", path, "': the training state's 'epoch_loss' (",
+              p.epoch_loss, ") does not fit its 'step' (", p.step, "): the sum of the losses of the epoch's steps so far");
+  const double least = p.valid_loss.empty() ? std::numeric_limits<double>::infinity()
+                                            : *std::min_element(p.valid_loss.begin(), p.valid_loss.end());
+  check_state(p.best_valid == least, "seqgrad train: '", path, "': the training state's 'best_valid' must be the least ",
+              "of its 'valid_loss' (", std::isinf(least) ? "null" : cat(least), ")");
   r.text("rng");  // checked now, used by resume_optimizer_and_rng
   return p;
 }

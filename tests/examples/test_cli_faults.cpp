@@ -131,6 +131,12 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   refused("the training state's 'epoch_loss' must be a finite number >= 0, got -1");
   edit_json_entry(good, bad, state, "best_valid", "\"low\"");
   refused("the training state's 'best_valid' must be a finite number >= 0, got \"low\"");
+  edit_json_entry(good, bad, state, "best_valid", "0");  // in range, but not what the curve says
+  refused("the training state's 'best_valid' must be the least of its 'valid_loss' (" +
+          cat(cli::read_progress(good).valid_loss[0]) + ")");
+  edit_json_entry(good, bad, state, "epoch_loss", "0");
+  refused("the training state's 'epoch_loss' (0) does not fit its 'step' (" + std::to_string(step) +
+          "): the sum of the losses of the epoch's steps so far");
   edit_json_entry(good, bad, state, "warmup_steps", "0");
   refused("the training state's 'warmup_steps' must be a whole number from 1 to 100, got 0");
   edit_json_entry(good, bad, state, "rng", "");
