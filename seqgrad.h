@@ -16,6 +16,10 @@
 #include "tensor/tensor.h"
 #include "tensor/thread_pool.h"
 
+#include "io/atomic_file.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+#include "io/utf8.h"
 #include "autograd/anomaly.h"
 #include "autograd/engine.h"
 #include "autograd/gradcheck.h"

@@ -7,7 +7,7 @@
 // old file is untouched. A target that is not a regular file (a directory, /dev/null, a pipe)
 // is refused before anything is written: renaming over it would replace the device or the pipe
 // itself. What this is not: a lock; two processes saving one path at once each write their own
-// temporary file, and the last rename wins. Read next: nn/checkpoint.h, its main user.
+// temporary file, and the last rename wins. Read next: safetensors.h, its main user.
 #pragma once
 
 #include <cstdio>

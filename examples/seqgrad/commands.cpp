@@ -22,7 +22,6 @@
 #include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
 #include "io/atomic_file.h"
-#include "nn/checkpoint.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
 #include "tensor/check.h"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "nn/checkpoint.h"
-#include "nn/json.h"
+#include "io/safetensors.h"
+#include "io/json.h"
 #include "tensor/check.h"
 #include "tensor/random.h"
 
@@ -17,24 +17,24 @@ namespace {
 constexpr const char* kStateKey = "seqgrad.train_state";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 
-nn::Json numbers(const std::vector<double>& values) {
-  nn::Json list = nn::Json::array();
+io::Json numbers(const std::vector<double>& values) {
+  io::Json list = io::Json::array();
   for (double v : values) list.push_back(v);
   return list;
 }
 
 // The state entry of a resumable checkpoint, or a message saying the file is not one.
 std::string read_state_text(const std::string& path) {
-  const std::map<std::string, std::string> meta = nn::read_metadata(path);
+  const std::map<std::string, std::string> meta = io::read_metadata(path);
   const auto found = meta.find(kStateKey);
   check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kStateKey,
               " in its metadata); --resume takes the .resume.safetensors file an interrupted run saved");
   return found->second;
 }
 
-nn::Json parse_state(const std::string& text, const std::string& path) {
+io::Json parse_state(const std::string& text, const std::string& path) {
   try {
-    return nn::parse_json(text);
+    return io::parse_json(text);
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': the training state is not valid JSON (", e.what(), ")"));
   }
@@ -45,45 +45,45 @@ nn::Json parse_state(const std::string& text, const std::string& path) {
 // once indexed the batch list; an optimizer step of 1e18 replayed the warm-up for ever).
 class StateReader {
  public:
-  StateReader(const std::string& path, const nn::Json& state) : path_(path), state_(state) {}
+  StateReader(const std::string& path, const io::Json& state) : path_(path), state_(state) {}
 
-  const nn::Json& get(const char* key) const {
-    const nn::Json* v = state_.find(key);
+  const io::Json& get(const char* key) const {
+    const io::Json* v = state_.find(key);
     check_state(v != nullptr, "seqgrad train: '", path_, "': the training state has no '", key, "'");
     return *v;
   }
   // A whole number in [lo, hi].
   int64_t integer(const char* key, int64_t lo, int64_t hi) const {
-    const nn::Json& v = get(key);
+    const io::Json& v = get(key);
     check_state(v.is_number() && v.is_integer() && v.as_int64() >= lo && v.as_int64() <= hi, "seqgrad train: '", path_,
                 "': the training state's '", key, "' must be a whole number from ", lo, " to ", hi, ", got ", v.dump());
     return v.as_int64();
   }
   // A finite number >= 0 (losses and scores).
   double number(const char* key) const { return checked_number(get(key), key); }
-  double checked_number(const nn::Json& v, const char* key) const {
+  double checked_number(const io::Json& v, const char* key) const {
     check_state(v.is_number() && std::isfinite(v.as_double()) && v.as_double() >= 0, "seqgrad train: '", path_,
                 "': the training state's '", key, "' must be a finite number >= 0, got ", v.dump());
     return v.as_double();
   }
   // A list of `n` finite numbers >= 0: one per finished epoch.
   std::vector<double> numbers(const char* key, int64_t n) const {
-    const nn::Json& list = get(key);
+    const io::Json& list = get(key);
     check_state(list.is_array() && static_cast<int64_t>(list.as_array().size()) == n, "seqgrad train: '", path_,
                 "': the training state's '", key, "' must list ", n, " numbers, one per finished epoch");
     std::vector<double> values;
-    for (const nn::Json& v : list.as_array()) values.push_back(checked_number(v, key));
+    for (const io::Json& v : list.as_array()) values.push_back(checked_number(v, key));
     return values;
   }
   const std::string& text(const char* key) const {
-    const nn::Json& v = get(key);
+    const io::Json& v = get(key);
     check_state(v.is_string(), "seqgrad train: '", path_, "': the training state's '", key, "' must be a string");
     return v.as_string();
   }
 
  private:
   const std::string& path_;
-  const nn::Json& state_;
+  const io::Json& state_;
 };
 
 }  // namespace
@@ -107,30 +107,30 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   for (const auto& [name, b] : t.module().named_buffers()) tensors.emplace_back(name, b);
   for (const auto& [name, s] : opt.state_dict()) tensors.emplace_back(kOptimizerPrefix + name, s);
 
-  nn::Json flags = nn::Json::object();
+  io::Json flags = io::Json::object();
   for (const auto& [name, value] : progress.flags) flags.set(name, value);
-  nn::Json state = nn::Json::object();
+  io::Json state = io::Json::object();
   state.set("flags", flags).set("epoch", progress.epoch).set("step", progress.step);
   state.set("epoch_loss", progress.epoch_loss).set("warmup_steps", progress.warmup_steps);
   // JSON has no infinity: no validation yet is written as null.
-  state.set("best_valid", std::isfinite(progress.best_valid) ? nn::Json(progress.best_valid) : nn::Json());
+  state.set("best_valid", std::isfinite(progress.best_valid) ? io::Json(progress.best_valid) : io::Json());
   state.set("epochs", numbers(progress.epochs)).set("train_loss", numbers(progress.train_loss));
   state.set("valid_loss", numbers(progress.valid_loss)).set("exact_match", numbers(progress.exact_match));
   state.set("rng", default_generator().state());
 
   std::map<std::string, std::string> meta = t.metadata();
   meta[kStateKey] = state.dump();
-  nn::write_safetensors(path, tensors, meta);
+  io::write_safetensors(path, tensors, meta);
 }
 
 TrainProgress read_progress(const std::string& path) { return parse_progress(read_state_text(path), path); }
 
 TrainProgress parse_progress(const std::string& text, const std::string& path) {
-  const nn::Json state = parse_state(text, path);
+  const io::Json state = parse_state(text, path);
   check_state(state.is_object(), "seqgrad train: '", path, "': the training state must be a JSON object");
   const StateReader r(path, state);
   TrainProgress p;
-  const nn::Json& flags = r.get("flags");
+  const io::Json& flags = r.get("flags");
   check_state(flags.is_object(), "seqgrad train: '", path, "': the training state's 'flags' must be an object");
   for (const auto& [name, value] : flags.as_object()) {
     check_state(value.is_string(), "seqgrad train: '", path, "': the saved flag '", name, "' must be a string");
@@ -163,7 +163,7 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
 
 void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
   nn::NamedTensors state;
-  for (const auto& [name, t] : nn::read_safetensors(path).tensors)
+  for (const auto& [name, t] : io::read_safetensors(path).tensors)
     if (name.rfind(kOptimizerPrefix, 0) == 0) state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
   try {
     opt.load_state_dict(state);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "io/safetensors.h"
 #include "nn/checkpoint.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -19,32 +20,32 @@ constexpr const char* kFormat = "seqgrad-translator-1";
 // ================================================================================================
 // Configuration <-> JSON
 
-nn::Json ModelConfig::to_json() const {
-  nn::Json j = nn::Json::object();
+io::Json ModelConfig::to_json() const {
+  io::Json j = io::Json::object();
   j.set("model", model).set("attention", attention).set("layers", layers).set("hidden", hidden).set("dim", dim);
   j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
   j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
   return j;
 }
 
-ModelConfig ModelConfig::from_json(const nn::Json& j) {
+ModelConfig ModelConfig::from_json(const io::Json& j) {
   // The same ranges and names seqgrad train accepts: a checkpoint whose configuration is outside
   // them was edited or damaged, and must not build a model (layers = 10000000 once allocated
   // until the machine ran out of memory).
   check_state(j.is_object(), "the model configuration must be a JSON object");
-  auto get = [&](const char* key) -> const nn::Json& {
-    const nn::Json* v = j.find(key);
+  auto get = [&](const char* key) -> const io::Json& {
+    const io::Json* v = j.find(key);
     check_state(v != nullptr, "the model configuration has no '", key, "'");
     return *v;
   };
   auto whole = [&](const char* key, int64_t lo, int64_t hi) {
-    const nn::Json& v = get(key);
+    const io::Json& v = get(key);
     check_state(v.is_integer() && v.as_int64() >= lo && v.as_int64() <= hi, "the model configuration's '", key,
                 "' must be a whole number from ", lo, " to ", hi, ", got ", v.dump());
     return v.as_int64();
   };
   auto one_of = [&](const char* key, const std::vector<std::string>& names) {
-    const nn::Json& v = get(key);
+    const io::Json& v = get(key);
     const bool known = v.is_string() && std::find(names.begin(), names.end(), v.as_string()) != names.end();
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
@@ -60,7 +61,7 @@ ModelConfig ModelConfig::from_json(const nn::Json& j) {
   c.heads = whole("heads", 1, kMaxHeads);
   c.ffn = whole("ffn", 1, kMaxFeedForward);
   c.max_len = whole("max_len", 1, kMaxDecode);
-  const nn::Json& dropout = get("dropout");
+  const io::Json& dropout = get("dropout");
   check_state(dropout.is_number() && dropout.as_double() >= 0 && dropout.as_double() <= kMaxDropout,
               "the model configuration's 'dropout' must be a number from 0 to ", kMaxDropout, ", got ",
               dropout.dump());
@@ -75,9 +76,9 @@ ModelConfig ModelConfig::from_json(const nn::Json& j) {
 }
 
 std::string first_difference(const ModelConfig& a, const ModelConfig& b, const char* a_name, const char* b_name) {
-  const nn::Json ja = a.to_json(), jb = b.to_json();
+  const io::Json ja = a.to_json(), jb = b.to_json();
   for (const auto& [key, value] : ja.as_object()) {
-    const nn::Json* other = jb.find(key);
+    const io::Json* other = jb.find(key);
     if (other == nullptr || !(*other == value))
       return cat(key, " is ", value.dump(), " in ", a_name, " and ", other ? other->dump() : "missing", " in ", b_name);
   }
@@ -212,7 +213,7 @@ Tensor Translator::alignment(const std::string& sentence, std::vector<std::strin
 // Checkpoints
 
 std::map<std::string, std::string> Translator::metadata() const {
-  nn::Json src = nn::Json::array(), tgt = nn::Json::array();
+  io::Json src = io::Json::array(), tgt = io::Json::array();
   for (const std::string& t : src_vocab.tokens()) src.push_back(t);
   for (const std::string& t : tgt_vocab.tokens()) tgt.push_back(t);
   return {{"seqgrad.format", kFormat},
@@ -224,7 +225,7 @@ std::map<std::string, std::string> Translator::metadata() const {
 void Translator::save(const std::string& path) const { nn::save(module(), path, metadata()); }
 
 std::unique_ptr<Translator> Translator::load(const std::string& path) {
-  const std::map<std::string, std::string> meta = nn::read_metadata(path);
+  const std::map<std::string, std::string> meta = io::read_metadata(path);
   const auto format = meta.find("seqgrad.format");
   check_state(format != meta.end() && format->second == kFormat, "seqgrad: '", path,
               "' is not a seqgrad translation model (its metadata has no seqgrad.format = ", kFormat, ")");
@@ -234,14 +235,14 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     return it->second;
   };
   auto vocab = [&](const char* key) {
-    const nn::Json list = nn::parse_json(entry(key));  // kept alive: the loop refers into it
+    const io::Json list = io::parse_json(entry(key));  // kept alive: the loop refers into it
     std::vector<std::string> tokens;
-    for (const nn::Json& t : list.as_array()) tokens.push_back(t.as_string());
+    for (const io::Json& t : list.as_array()) tokens.push_back(t.as_string());
     return data::Vocab::from_tokens(tokens);
   };
   ModelConfig config;
   try {
-    config = ModelConfig::from_json(nn::parse_json(entry("seqgrad.config")));
+    config = ModelConfig::from_json(io::parse_json(entry("seqgrad.config")));
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad: '", path, "': ", e.what()));
   }

@@ -16,7 +16,7 @@
 #include "data/tokenizer.h"
 #include "data/vocab.h"
 #include "nn/attention_seq2seq.h"
-#include "nn/json.h"
+#include "io/json.h"
 #include "nn/seq2seq.h"
 #include "nn/transformer.h"
 
@@ -38,9 +38,9 @@ struct ModelConfig {
   bool bidirectional = false;
   std::string src_tokens = "space", tgt_tokens = "space";  // space | char
 
-  nn::Json to_json() const;
+  io::Json to_json() const;
   // Checks every field against the range seqgrad train accepts, naming the field.
-  static ModelConfig from_json(const nn::Json& j);
+  static ModelConfig from_json(const io::Json& j);
 };
 
 // The first field in which two configurations differ, as "layers is 5 in the flags and 1 in the

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "examples/seqgrad/commands.h"
-#include "nn/checkpoint.h"
+#include "io/safetensors.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -71,7 +71,7 @@ TEST_CASE("seqgrad: corpus and checkpoint problems are named") {
   write_file("build/test_cli_empty.tsv", "\n\n");
   CHECK(error_of({"train", "--train", "build/test_cli_empty.tsv", "--out", "build/test_cli_m.safetensors"}) ==
         "error: build/test_cli_empty.tsv: no sentence pairs (expected lines of 'source<TAB>target')\n");
-  nn::write_safetensors("build/test_cli_other.safetensors", {{"w", zeros({2})}});
+  io::write_safetensors("build/test_cli_other.safetensors", {{"w", zeros({2})}});
   CHECK(error_of({"translate", "--model", "build/test_cli_other.safetensors", "hi"}) ==
         "error: seqgrad: 'build/test_cli_other.safetensors' is not a seqgrad translation model (its metadata has no "
         "seqgrad.format = seqgrad-translator-1)\n");

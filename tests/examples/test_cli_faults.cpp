@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "examples/seqgrad/resume.h"
-#include "nn/checkpoint.h"
-#include "nn/json.h"
+#include "io/safetensors.h"
+#include "io/json.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
@@ -32,27 +32,27 @@ Result run(const std::vector<std::string>& words, const std::string& input = "")
 // field `field` set to `value` (JSON text), or removed when `value` is empty.
 void edit_json_entry(const std::string& from, const std::string& to, const std::string& key, const std::string& field,
                      const std::string& value) {
-  nn::SafetensorsFile file = nn::read_safetensors(from);
-  nn::Json entry = nn::parse_json(file.metadata.at(key));
-  nn::Json edited = nn::Json::object();
+  io::SafetensorsFile file = io::read_safetensors(from);
+  io::Json entry = io::parse_json(file.metadata.at(key));
+  io::Json edited = io::Json::object();
   for (const auto& [name, v] : entry.as_object())
     if (name != field) edited.set(name, v);
-  if (!value.empty()) edited.set(field, nn::parse_json(value));
+  if (!value.empty()) edited.set(field, io::parse_json(value));
   file.metadata[key] = edited.dump();
-  nn::write_safetensors(to, file.tensors, file.metadata);
+  io::write_safetensors(to, file.tensors, file.metadata);
 }
 
 // A copy of checkpoint `from` at `to` with tensor `name` set to `value` everywhere, or dropped
 // when `drop`.
 void edit_tensor(const std::string& from, const std::string& to, const std::string& name, real value, bool drop = false) {
-  nn::SafetensorsFile file = nn::read_safetensors(from);
+  io::SafetensorsFile file = io::read_safetensors(from);
   nn::NamedTensors kept;
   for (auto& [n, t] : file.tensors) {
     if (n == name && drop) continue;
     if (n == name) t = full(t.shape(), value);
     kept.emplace_back(n, t);
   }
-  nn::write_safetensors(to, kept, file.metadata);
+  io::write_safetensors(to, kept, file.metadata);
 }
 
 // A small LSTM run on the copy task; 10 steps an epoch.
@@ -141,7 +141,7 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   refused("the training state's 'warmup_steps' must be a whole number from 1 to 100, got 0");
   edit_json_entry(good, bad, state, "rng", "");
   refused("the training state has no 'rng'");
-  nn::Json flags = nn::Json::object();
+  io::Json flags = io::Json::object();
   for (const auto& [name, value] : cli::read_progress(good).flags) flags.set(name, name == "layers" ? "2" : value);
   edit_json_entry(good, bad, state, "flags", flags.dump());
   refused("the saved flags contradict the model (layers is 2 in its saved flags and 1 in its model)");
@@ -163,9 +163,9 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   }
 
   // Not JSON at all (NaN is not JSON): the file is named.
-  nn::SafetensorsFile file = nn::read_safetensors(good);
+  io::SafetensorsFile file = io::read_safetensors(good);
   file.metadata[state] = R"({"epoch": NaN})";
-  nn::write_safetensors(bad, file.tensors, file.metadata);
+  io::write_safetensors(bad, file.tensors, file.metadata);
   const Result r = train({"--resume", bad});
   CHECK(r.code == 2);
   CHECK(r.err.rfind("error: seqgrad train: '" + bad + "': the training state is not valid JSON (json: ", 0) == 0);

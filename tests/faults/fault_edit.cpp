@@ -10,7 +10,7 @@
 // "flags.layers", "epochs.0"). VALUE is raw JSON text and is pasted in verbatim, so values JSON
 // cannot express (NaN, 1e400, garbage) are possible too: a metadata entry is a string inside the
 // header, so the file itself stays well-formed and only the entry's own JSON is broken.
-// Reading and writing use the library (nn/checkpoint.h, nn/json.h); OUT is written atomically.
+// Reading and writing use the library (io/safetensors.h, io/json.h); OUT is written atomically.
 // What this is not: a general checkpoint editor, or careful with its own input (it is a test tool).
 #include <cstdlib>
 #include <iostream>
@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "nn/checkpoint.h"
-#include "nn/json.h"
+#include "io/safetensors.h"
+#include "io/json.h"
 
 using seqgrad::Tensor;
-using seqgrad::nn::Json;
+using seqgrad::io::Json;
 
 namespace {
 
@@ -58,29 +58,29 @@ Json with_path(const Json& node, const std::vector<std::string>& path, size_t i,
     items[k] = with_path(items[k], path, i + 1, value);
     return Json(items);
   }
-  fail("'" + step + "' looks into a " + std::string(seqgrad::nn::type_name(node.type())) + ", not an object or array");
+  fail("'" + step + "' looks into a " + std::string(seqgrad::io::type_name(node.type())) + ", not an object or array");
 }
 
-void set_meta(seqgrad::nn::SafetensorsFile& f, const std::string& where, const std::string& raw) {
+void set_meta(seqgrad::io::SafetensorsFile& f, const std::string& where, const std::string& raw) {
   std::string key;
   for (const auto& [k, v] : f.metadata)
     if (where.rfind(k + ".", 0) == 0 && k.size() > key.size()) key = k;
   if (key.empty()) fail("no metadata key is a prefix of '" + where + "'");
   const std::vector<std::string> path = split(where.substr(key.size() + 1), '.');
-  const Json edited = with_path(seqgrad::nn::parse_json(f.metadata[key]), path, 0, Json(kPlaceholder));
+  const Json edited = with_path(seqgrad::io::parse_json(f.metadata[key]), path, 0, Json(kPlaceholder));
   std::string text = edited.dump();
-  const std::string quoted = seqgrad::nn::json_quote(kPlaceholder);
+  const std::string quoted = seqgrad::io::json_quote(kPlaceholder);
   text.replace(text.find(quoted), quoted.size(), raw);  // the raw VALUE, verbatim
   f.metadata[key] = text;
 }
 
-Tensor& tensor_named(seqgrad::nn::SafetensorsFile& f, const std::string& name) {
+Tensor& tensor_named(seqgrad::io::SafetensorsFile& f, const std::string& name) {
   for (auto& [n, t] : f.tensors)
     if (n == name) return t;
   fail("no tensor named '" + name + "'");
 }
 
-void list(const seqgrad::nn::SafetensorsFile& f) {
+void list(const seqgrad::io::SafetensorsFile& f) {
   for (const auto& [name, t] : f.tensors) {
     std::cout << "tensor " << name << " [";
     for (size_t i = 0; i < t.shape().size(); ++i) std::cout << (i ? ", " : "") << t.shape()[i];
@@ -94,9 +94,9 @@ void list(const seqgrad::nn::SafetensorsFile& f) {
 int main(int argc, char** argv) {
   const std::vector<std::string> a(argv + 1, argv + argc);
   try {
-    if (a.size() == 2 && a[1] == "list") return list(seqgrad::nn::read_safetensors(a[0])), 0;
+    if (a.size() == 2 && a[1] == "list") return list(seqgrad::io::read_safetensors(a[0])), 0;
     if (a.size() < 4) fail("usage: fault_edit IN OUT (set-meta KEY.PATH VALUE | drop-tensor NAME | set-tensor-value NAME VALUE) | fault_edit IN list");
-    seqgrad::nn::SafetensorsFile f = seqgrad::nn::read_safetensors(a[0]);
+    seqgrad::io::SafetensorsFile f = seqgrad::io::read_safetensors(a[0]);
     const std::string& op = a[2];
     if (op == "set-meta" && a.size() == 5) {
       set_meta(f, a[3], a[4]);
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     } else {
       fail("unknown operation or wrong number of arguments: '" + op + "'");
     }
-    seqgrad::nn::write_safetensors(a[1], f.tensors, f.metadata);
+    seqgrad::io::write_safetensors(a[1], f.tensors, f.metadata);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "fault_edit: " << e.what() << "\n";

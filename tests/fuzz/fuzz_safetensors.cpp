@@ -13,7 +13,7 @@
 #include <cstring>
 #include <string>
 
-#include "nn/checkpoint.h"
+#include "io/safetensors.h"
 
 using namespace seqgrad;
 
@@ -25,7 +25,7 @@ std::string temp_path(const char* name) {
   return std::string(dir && *dir ? dir : "/tmp") + "/seqgrad-fuzz-" + std::to_string(getpid()) + "-" + name;
 }
 
-bool same(const nn::SafetensorsFile& a, const nn::SafetensorsFile& b) {
+bool same(const io::SafetensorsFile& a, const io::SafetensorsFile& b) {
   if (a.metadata != b.metadata || a.tensors.size() != b.tensors.size()) return false;
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     const Tensor &x = a.tensors[i].second, &y = b.tensors[i].second;
@@ -45,15 +45,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     std::abort();  // the temporary directory is not writable: nothing can be tested
   }
-  nn::SafetensorsFile file;
+  io::SafetensorsFile file;
   try {
-    file = nn::read_safetensors(input);
+    file = io::read_safetensors(input);
   } catch (const std::runtime_error&) {
     return 0;  // a clean error
   }
   // A valid result: the header agrees with read_metadata, and the file survives a round trip.
-  if (nn::read_metadata(input) != file.metadata) std::abort();
-  nn::write_safetensors(copy, file.tensors, file.metadata);
-  if (!same(file, nn::read_safetensors(copy))) std::abort();
+  if (io::read_metadata(input) != file.metadata) std::abort();
+  io::write_safetensors(copy, file.tensors, file.metadata);
+  if (!same(file, io::read_safetensors(copy))) std::abort();
   return 0;
 }

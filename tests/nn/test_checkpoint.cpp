@@ -18,8 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "nn/checkpoint.h"
-#include "nn/json.h"
+#include "io/json.h"
 #include "nn/module.h"
 
 using namespace seqgrad;
@@ -123,7 +124,7 @@ std::string read_error(const TempDir& dir, const std::string& bytes) {
   const std::string path = dir.file("bad.safetensors");
   write_bytes(path, bytes);
   try {
-    nn::read_safetensors(path);
+    io::read_safetensors(path);
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -171,8 +172,8 @@ TEST_CASE("write_safetensors/read_safetensors keep order, scalars and empty tens
   const Tensor s = scalar(real(-2.5));
   const Tensor e = zeros({0, 3});
   const Tensor m = from_vector({1, 2, 3, 4, 5, 6}, {3, 2});
-  nn::write_safetensors(path, {{"z_last_alphabetically", m}, {"scalar", s}, {"empty", e}});
-  const nn::SafetensorsFile f = nn::read_safetensors(path);
+  io::write_safetensors(path, {{"z_last_alphabetically", m}, {"scalar", s}, {"empty", e}});
+  const io::SafetensorsFile f = io::read_safetensors(path);
   REQUIRE(f.tensors.size() == 3);
   CHECK(f.tensors[0].first == "z_last_alphabetically");
   CHECK(same_values(f.tensors[0].second, m));
@@ -182,8 +183,8 @@ TEST_CASE("write_safetensors/read_safetensors keep order, scalars and empty tens
   CHECK(f.tensors[2].second.shape() == Shape{0, 3});
   CHECK(f.metadata.empty());
   // Overwriting an existing checkpoint replaces it.
-  nn::write_safetensors(path, {{"only", ones({2})}});
-  CHECK(nn::read_safetensors(path).tensors.size() == 1);
+  io::write_safetensors(path, {{"only", ones({2})}});
+  CHECK(io::read_safetensors(path).tensors.size() == 1);
 }
 
 TEST_CASE("metadata round trip: UTF-8, quotes, backslashes, control characters") {
@@ -201,8 +202,8 @@ TEST_CASE("metadata round trip: UTF-8, quotes, backslashes, control characters")
   manual_seed(3);
   Net a;
   nn::save(a, path, metadata);
-  CHECK(nn::read_metadata(path) == metadata);
-  CHECK(nn::read_safetensors(path).metadata == metadata);
+  CHECK(io::read_metadata(path) == metadata);
+  CHECK(io::read_safetensors(path).metadata == metadata);
   Net b;
   CHECK(nn::load(b, path) == metadata);
 }
@@ -213,7 +214,7 @@ TEST_CASE("metadata round trip: UTF-8, quotes, backslashes, control characters")
 TEST_CASE("strict load lists every missing, unexpected and mis-shaped name, and changes nothing") {
   TempDir dir;
   const std::string path = dir.file("m.safetensors");
-  nn::write_safetensors(path, {{"fc1.weight", randn({32, 2})},
+  io::write_safetensors(path, {{"fc1.weight", randn({32, 2})},
                                {"fc1.bias", randn({16})},
                                {"scale", rand({3})},
                                {"head.weight", randn({3, 16})}});
@@ -241,7 +242,7 @@ TEST_CASE("non-strict load copies what matches and ignores the rest") {
   std::vector<std::pair<std::string, Tensor>> tensors = {{"fc1.weight", a.fc1->weight.value()},
                                                          {"fc1.bias", a.fc1->bias.value()}};
   for (const auto& [name, p] : extra.named_parameters()) tensors.emplace_back(name, p.value());
-  nn::write_safetensors(path, tensors, {{"note", "partial"}});
+  io::write_safetensors(path, tensors, {{"note", "partial"}});
 
   Net b;
   const Tensor fc2_before = b.fc2->weight.value().clone();
@@ -275,9 +276,9 @@ TEST_CASE("a saved checkpoint reads byte for byte as the safetensors format spec
   CHECK(header_text[last] == '}');
 
   // N bytes of JSON: __metadata__ (strings) and one entry per tensor.
-  const nn::Json header = nn::parse_json(header_text);
+  const io::Json header = io::parse_json(header_text);
   REQUIRE(header.is_object());
-  const nn::Json* meta = header.find("__metadata__");
+  const io::Json* meta = header.find("__metadata__");
   REQUIRE(meta != nullptr);
   CHECK(meta->find("format")->as_string() == "pt");
   CHECK(meta->find("d_model")->as_string() == "16");
@@ -294,13 +295,13 @@ TEST_CASE("a saved checkpoint reads byte for byte as the safetensors format spec
     const std::string& name = entry.first;
     const Tensor& t = entry.second;
     CAPTURE(name);
-    const nn::Json* info = header.find(name);
+    const io::Json* info = header.find(name);
     REQUIRE(info != nullptr);
     CHECK(info->find("dtype")->as_string() == "F32");
     Shape shape;
-    for (const nn::Json& s : info->find("shape")->as_array()) shape.push_back(s.as_int64());
+    for (const io::Json& s : info->find("shape")->as_array()) shape.push_back(s.as_int64());
     CHECK(shape == t.shape());
-    const nn::Json::Array& offsets = info->find("data_offsets")->as_array();
+    const io::Json::Array& offsets = info->find("data_offsets")->as_array();
     REQUIRE(offsets.size() == 2);
     CHECK(offsets[0].as_int64() == offset);
     CHECK(offsets[1].as_int64() == offset + 4 * t.numel());
@@ -326,7 +327,7 @@ TEST_CASE("files from other writers: no padding, keys out of data order, metadat
                              R"("a":{"shape":[1,2],"data_offsets":[0,8],"dtype":"F32"},"__metadata__":{"k":"v"}})";
   const std::string path = dir.file("other.safetensors");
   write_bytes(path, safetensors_bytes(header, f32_le({1, 2, 3, 4})));
-  const nn::SafetensorsFile f = nn::read_safetensors(path);
+  const io::SafetensorsFile f = io::read_safetensors(path);
   REQUIRE(f.tensors.size() == 2);
   CHECK(f.tensors[0].first == "b");
   CHECK(f.tensors[0].second.to_vector() == std::vector<real>{3, 4});
@@ -454,7 +455,7 @@ TEST_CASE("corrupt files: a header length over the limit is refused before alloc
   write_bytes(path, u64_le(100'000'001));
   fs::resize_file(path, 100'000'016);
   CHECK_THROWS_WITH_AS(
-      nn::read_safetensors(path),
+      io::read_safetensors(path),
       ("read_safetensors: '" + path + "': the header is too long; expected at most 100000000 bytes, got 100000001")
           .c_str(),
       std::runtime_error);
@@ -491,10 +492,10 @@ TEST_CASE("corrupt files: random damage never crashes, and errors name the calli
   Net other;
   CHECK_THROWS_WITH_AS(nn::load(other, missing),
                        ("load: '" + missing + "': cannot read: No such file or directory").c_str(), std::runtime_error);
-  CHECK_THROWS_WITH_AS(nn::read_metadata(missing),
+  CHECK_THROWS_WITH_AS(io::read_metadata(missing),
                        ("read_metadata: '" + missing + "': cannot read: No such file or directory").c_str(),
                        std::runtime_error);
-  CHECK_THROWS_AS(nn::read_safetensors(dir.path.string()), std::runtime_error);  // a directory
+  CHECK_THROWS_AS(io::read_safetensors(dir.path.string()), std::runtime_error);  // a directory
 }
 
 // ================================================================================================
@@ -503,13 +504,13 @@ TEST_CASE("corrupt files: random damage never crashes, and errors name the calli
 TEST_CASE("write_safetensors rejects names and metadata it cannot write") {
   TempDir dir;
   const std::string path = dir.file("w.safetensors");
-  CHECK_THROWS_WITH_AS(nn::write_safetensors(path, {{"a", ones({1})}, {"a", ones({2})}}),
+  CHECK_THROWS_WITH_AS(io::write_safetensors(path, {{"a", ones({1})}, {"a", ones({2})}}),
                        "write_safetensors: duplicate tensor name 'a'", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::write_safetensors(path, {{"__metadata__", ones({1})}}),
+  CHECK_THROWS_WITH_AS(io::write_safetensors(path, {{"__metadata__", ones({1})}}),
                        "write_safetensors: '__metadata__' is reserved and cannot name a tensor", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::write_safetensors(path, {{"a", Tensor()}}), "write_safetensors: tensor 'a' is undefined",
+  CHECK_THROWS_WITH_AS(io::write_safetensors(path, {{"a", Tensor()}}), "write_safetensors: tensor 'a' is undefined",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::write_safetensors(path, {}, {{"k", "caf\xe9"}}),
+  CHECK_THROWS_WITH_AS(io::write_safetensors(path, {}, {{"k", "caf\xe9"}}),
                        "write_safetensors: a metadata value is not valid UTF-8 (bad byte at offset 3)",
                        std::invalid_argument);
   CHECK(dir.count_entries() == 0);  // arguments are checked before any file is created

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "nn/checkpoint.h"
+#include "io/safetensors.h"
 #include "nn/linear.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
@@ -179,9 +179,9 @@ TEST_CASE("optimizer state survives a round trip through a safetensors file") {
   sum(model.forward(Variable(randn({3, 2})))).backward();
   opt.step();
   const std::string path = "build/test_optim_state.safetensors";
-  nn::write_safetensors(path, opt.state_dict());
+  io::write_safetensors(path, opt.state_dict());
   nn::SGD restored(model.parameters(), nn::SGDOptions(real(0.1)).with_momentum(real(0.9)));
-  restored.load_state_dict(nn::read_safetensors(path).tensors);
+  restored.load_state_dict(io::read_safetensors(path).tensors);
   const nn::NamedTensors a = opt.state_dict(), b = restored.state_dict();
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) {

@@ -3,6 +3,7 @@
 // from tests/fixtures/make_rnn_fixtures.py (run once with PyTorch; the test needs no Python).
 #include <map>
 
+#include "io/safetensors.h"
 #include "nn/checkpoint.h"
 #include "nn/rnn.h"
 #include "tests/test_util.h"
@@ -14,7 +15,7 @@ namespace {
 
 std::map<std::string, Tensor> fixture() {
   std::map<std::string, Tensor> out;
-  for (auto& [name, t] : nn::read_safetensors("tests/fixtures/rnn_torch.safetensors").tensors) out[name] = t;
+  for (auto& [name, t] : io::read_safetensors("tests/fixtures/rnn_torch.safetensors").tensors) out[name] = t;
   return out;
 }
 

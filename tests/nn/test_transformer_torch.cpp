@@ -4,6 +4,7 @@
 // PyTorch; the test needs no Python).
 #include <map>
 
+#include "io/safetensors.h"
 #include "nn/checkpoint.h"
 #include "nn/transformer.h"
 #include "tests/test_util.h"
@@ -16,7 +17,7 @@ namespace {
 const std::map<std::string, Tensor>& fixture() {
   static const std::map<std::string, Tensor> f = [] {
     std::map<std::string, Tensor> out;
-    for (auto& [name, t] : nn::read_safetensors("tests/fixtures/transformer_torch.safetensors").tensors) out[name] = t;
+    for (auto& [name, t] : io::read_safetensors("tests/fixtures/transformer_torch.safetensors").tensors) out[name] = t;
     return out;
   }();
   return f;

@@ -1,4 +1,4 @@
-// nn/json.h - a small JSON value, parser and writer: enough for checkpoint headers.
+// io/json.h - a small JSON value, parser and writer: enough for checkpoint headers.
 //
 // Json holds one of null, true/false, a number, a UTF-8 string, an array or an object. Objects
 // keep their keys in document order (safetensors headers are read in the order they were
@@ -7,7 +7,7 @@
 // become UTF-8. It never reads past the end of its input, limits nesting to kMaxJsonDepth so
 // hostile input cannot exhaust the stack, and reports errors with the byte offset.
 // What this is not: a general-purpose JSON library (no pointers, no patches, no streaming).
-// Read next: checkpoint.h, the one user of this file.
+// Read next: safetensors.h, its main user.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace seqgrad::nn {
+namespace seqgrad::io {
 
 // Arrays and objects deeper than this are rejected by the parser.
 constexpr int kMaxJsonDepth = 64;
@@ -123,4 +123,4 @@ std::string json_quote(std::string_view text);
 
 std::ostream& operator<<(std::ostream& os, const Json& value);
 
-}  // namespace seqgrad::nn
+}  // namespace seqgrad::io

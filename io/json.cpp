@@ -1,10 +1,10 @@
-// nn/json.cpp - the Json value, a recursive-descent parser and a compact writer.
+// io/json.cpp - the Json value, a recursive-descent parser and a compact writer.
 //
 // The grammar is RFC 8259's, read one byte at a time through JsonParser::peek(), which returns
 // "end of input" instead of reading past it; the two places that take a run of bytes at once
 // (a UTF-8 sequence, a number's digits) check its length first. Nesting is bounded by
 // kMaxJsonDepth, so the recursion depth is bounded too.
-#include "nn/json.h"
+#include "io/json.h"
 
 #include <charconv>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "io/utf8.h"
 #include "tensor/check.h"
 
-namespace seqgrad::nn {
+namespace seqgrad::io {
 
 // ================================================================================================
 // The value
@@ -490,4 +490,4 @@ class JsonParser {
 
 Json parse_json(std::string_view text) { return JsonParser(text).parse_document(); }
 
-}  // namespace seqgrad::nn
+}  // namespace seqgrad::io

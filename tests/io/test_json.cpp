@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "nn/json.h"
+#include "io/json.h"
 
 using namespace seqgrad;
-using nn::Json;
-using nn::parse_json;
+using io::Json;
+using io::parse_json;
 
 TEST_CASE("json parses every kind of value") {
   const Json v = parse_json(R"( {"a": [1, -2, 3.5, 1e3, true, false, null], "b": {"c": "d"}, "e": []} )");
@@ -129,8 +129,8 @@ TEST_CASE("json string errors: unclosed, control characters, bad escapes, lone s
 
 TEST_CASE("json nesting is limited, so hostile input cannot exhaust the stack") {
   const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
-  CHECK(parse_json(nested(nn::kMaxJsonDepth)).is_array());
-  CHECK_THROWS_WITH_AS(parse_json(nested(nn::kMaxJsonDepth + 1)),
+  CHECK(parse_json(nested(io::kMaxJsonDepth)).is_array());
+  CHECK_THROWS_WITH_AS(parse_json(nested(io::kMaxJsonDepth + 1)),
                        "json: expected at most 64 nested arrays and objects at byte 64, got more", std::runtime_error);
   CHECK_THROWS_AS(parse_json(std::string(1000000, '[')), std::runtime_error);
   std::string objects;
