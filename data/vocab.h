@@ -1,9 +1,10 @@
 // data/vocab.h - Vocab: the two-way map between tokens and integer ids.
 //
 // Ids 0..3 are always the special tokens <pad> (padding), <bos> (begin of sequence), <eos>
-// (end of sequence) and <unk> (any token not in the vocabulary). Built from a corpus, the rest
+// (end of sequence) and <unk> (any token not in the vocabulary), as io/special_tokens.h fixes
+// them for every vocabulary and decoder. Built from a corpus, the rest
 // are ordered by frequency (then alphabetically), so the same corpus always gives the same ids.
-// Depends on nothing but the standard library. Read next: tokenizer.h, tasks.h, batch.h.
+// Read next: tokenizer.h, tasks.h, batch.h.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +12,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/special_tokens.h"
+
 namespace seqgrad::data {
 
 class Vocab {
  public:
-  static constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
+  static constexpr int64_t kPad = kPadId, kBos = kBosId, kEos = kEosId, kUnk = kUnkId;
 
   Vocab();  // only the four special tokens
   // Every token appearing at least min_freq times in the sentences.

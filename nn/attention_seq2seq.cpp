@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "data/vocab.h"
+#include "io/special_tokens.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
@@ -172,7 +172,7 @@ AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::
   const Tensor mask = padding_mask(lengths, S);
   RNNState state = first_state(*bridge, enc, options.cell);
   Variable feed(zeros({B, options.hidden_size}));
-  Tensor token = full({B}, static_cast<real>(data::Vocab::kBos));
+  Tensor token = full({B}, static_cast<real>(kBosId));
   AttentionDecoding result;
   result.ids.resize(B);
   std::vector<std::vector<Tensor>> rows(B);  // per sequence, the (S) weights of each step
@@ -185,7 +185,7 @@ AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::
       if (done[b]) continue;
       rows[b].push_back(slice(slice(r.weights.value(), 0, b, b + 1), 1, 0, lengths[b]).reshape({lengths[b]}));
       const int64_t id = static_cast<int64_t>(token.data()[b]);
-      if (id == data::Vocab::kEos) {
+      if (id == kEosId) {
         done[b] = true;
       } else {
         result.ids[b].push_back(id);

@@ -7,7 +7,7 @@
 #include <limits>
 #include <utility>
 
-#include "data/vocab.h"
+#include "io/special_tokens.h"
 #include "tensor/check.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
@@ -17,7 +17,6 @@ namespace seqgrad::nn {
 
 namespace {
 
-constexpr int64_t kBos = data::Vocab::kBos, kEos = data::Vocab::kEos;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 // ================================================================================================
@@ -119,7 +118,7 @@ DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vec
   r.log_probs.assign(B, 0);
   std::vector<int64_t> steps(B, 0);  // decoder steps each output used (its tokens, plus <eos>)
   std::vector<bool> done(B, false);
-  Tensor token = full({B, 1}, static_cast<real>(kBos));
+  Tensor token = full({B, 1}, static_cast<real>(kBosId));
   // [docs:greedy_loop]
   for (int64_t t = 0; t < o.max_len; ++t) {
     const Tensor logp = stepper.step(token);  // (B, V)
@@ -131,7 +130,7 @@ DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vec
       const int64_t id = static_cast<int64_t>(next.data()[b]);
       r.log_probs[b] += logp.data()[b * V + id];
       ++steps[b];
-      if (id == kEos) done[b] = true;
+      if (id == kEosId) done[b] = true;
       else r.tokens[b].push_back(id);
       all_done = all_done && done[b];
     }
@@ -200,11 +199,11 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
     return a;
   };
 
-  Tensor tokens = full({N, 1}, static_cast<real>(kBos));
+  Tensor tokens = full({N, 1}, static_cast<real>(kBosId));
   for (int64_t t = 0; t < o.max_len; ++t) {
     const Tensor logp = stepper.step(tokens);  // (N, V)
     const int64_t V = logp.size(1);
-    Tensor parent = Tensor::empty({N}), next = full({N, 1}, static_cast<real>(kEos));
+    Tensor parent = Tensor::empty({N}), next = full({N, 1}, static_cast<real>(kEosId));
     std::vector<std::vector<int64_t>> new_prefix(N);
     std::vector<double> new_score(N, kNegInf);
     for (int64_t i = 0; i < N; ++i) parent.data()[i] = static_cast<real>(i);
@@ -233,7 +232,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         const Candidate& cand = cands[c];
         const int64_t row = b * K + cand.k;
         if (!std::isfinite(cand.total)) break;
-        if (cand.id == kEos) {
+        if (cand.id == kEosId) {
           if (static_cast<int64_t>(c) < K) {
             const int64_t length = static_cast<int64_t>(prefix[row].size()) + 1;
             finished[b].push_back({prefix[row], cand.total, normalised(cand.total, length, alpha),

@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "data/vocab.h"
+#include "io/special_tokens.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
@@ -122,7 +122,7 @@ std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, cons
   const int64_t B = src.size(0);
   EncoderOutput enc = encoder->forward(src, src_lengths);
   RNNState state = initial_state(enc.context);
-  Tensor token = full({B, 1}, static_cast<real>(data::Vocab::kBos));
+  Tensor token = full({B, 1}, static_cast<real>(kBosId));
   std::vector<std::vector<int64_t>> result(B);
   std::vector<bool> done(B, false);
   for (int64_t t = 0; t < max_len; ++t) {
@@ -130,7 +130,7 @@ std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, cons
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t id = static_cast<int64_t>(next.data()[b]);
-      if (!done[b] && id == data::Vocab::kEos) done[b] = true;
+      if (!done[b] && id == kEosId) done[b] = true;
       if (!done[b]) result[b].push_back(id);
       all_done = all_done && done[b];
     }

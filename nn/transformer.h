@@ -192,7 +192,7 @@ struct TransformerStep {
 
 // Embeddings (times sqrt(C)) + positional encoding -> encoder; the same for the target ->
 // decoder (causal) reading the memory -> Linear to V logits. As torch.nn.Transformer, the
-// encoder and decoder stacks end in a LayerNorm. Token id 0 is <pad> (data/vocab.h).
+// encoder and decoder stacks end in a LayerNorm. Token id 0 is <pad> (io/special_tokens.h).
 class Transformer : public Module {
  public:
   explicit Transformer(const TransformerOptions& options);
