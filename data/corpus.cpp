@@ -11,8 +11,8 @@
 
 namespace seqgrad::data {
 
-// Does `side` hold anything but spaces, tabs and carriage returns?
-bool has_text(const std::string& side) { return side.find_first_not_of(" \t\r") != std::string::npos; }
+// Does `side` hold anything but white space (the characters the space tokenizer splits at)?
+bool has_text(const std::string& side) { return side.find_first_not_of(" \t\n\r\f\v") != std::string::npos; }
 
 std::vector<Pair> read_tsv(std::istream& in, const std::string& name) {
   std::vector<Pair> pairs;

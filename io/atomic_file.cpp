@@ -9,6 +9,7 @@
 #include <signal.h>   // POSIX: sigset_t
 #include <unistd.h>   // POSIX: getpid, fsync
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -77,6 +78,13 @@ std::string non_regular_file_at(const std::string& path) {
   return std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) ? kind_of(status.type()) : "";
 }
 
+std::string sibling_path(const std::string& path, const std::string& suffix) {
+  const std::filesystem::path p(path);
+  std::string stem = p.stem().string();
+  if (stem.size() + suffix.size() > kMaxNameBytes) stem.resize(kMaxNameBytes - std::min(suffix.size(), kMaxNameBytes));
+  return (p.parent_path() / (stem + suffix)).string();
+}
+
 std::string temporary_path_for(const std::string& path) {
   const std::string suffix = ".tmp." + std::to_string(getpid());
   const size_t slash = path.rfind('/');
@@ -120,6 +128,9 @@ void write_file_atomic(const std::string& path, const std::string& content, cons
 
 void check_writable(const std::string& path, const char* op) {
   refuse_non_regular(path, op);
+  const std::string name = std::filesystem::path(path).filename().string();
+  check(name.size() <= kMaxNameBytes, op, ": cannot write '", path, "': expected a file name of at most ", kMaxNameBytes,
+        " bytes, got ", name.size());
   const std::string tmp = temporary_path_for(path);
   std::fclose(create_temporary(tmp, path, op));
   std::remove(tmp.c_str());

@@ -26,6 +26,11 @@ std::string non_regular_file_at(const std::string& path);
 // that is itself valid can be saved.
 std::string temporary_path_for(const std::string& path);
 
+// The file next to `path` that shares its stem: sibling_path("runs/m.safetensors",
+// ".resume.safetensors") == "runs/m.resume.safetensors". The stem is shortened where the name
+// would pass 255 bytes, so every valid name has valid siblings.
+std::string sibling_path(const std::string& path, const std::string& suffix);
+
 // Writes a file atomically. `write` puts the bytes into the open temporary file; a write error
 // it leaves behind in the FILE is found afterwards, so it need not check each fwrite (it may
 // throw, too). `op` starts every message:
@@ -33,14 +38,15 @@ std::string temporary_path_for(const std::string& path);
 //   "save: cannot write '/dev/null': expected a regular file or a new name, got a character device"
 //   "save: cannot create a temporary file next to 'no/dir/m.safetensors': No such file or directory"
 // (all std::runtime_error). Ctrl-C, SIGTERM and SIGHUP are held back while the calling thread
-// writes and renames, so a signal cannot leave the temporary file behind; they take effect
-// right after.
+// writes, syncs and renames, so a signal cannot leave the temporary file behind; they take
+// effect right after.
 void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write, const char* op);
 void write_file_atomic(const std::string& path, const std::string& content, const char* op = "write");
 
 // For a caller that should fail before hours of work rather than at the first save: checks that
-// `path` is not empty, is not something other than a regular file, and that its temporary file
-// can be created (creates it and removes it). The same messages as write_file_atomic, with `op`.
+// `path` is not empty, its file name fits in 255 bytes, it is not something other than a
+// regular file, and its temporary file can be created (creates it and removes it). The same
+// messages as write_file_atomic, with `op`.
 void check_writable(const std::string& path, const char* op);
 
 }  // namespace seqgrad::io

@@ -43,10 +43,10 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   bool has_step = false;
   for (const auto& [key, value] : state) {
     if (key == "step") {
-      // Saved as a float32 scalar: a whole number, exact up to 2^24 steps.
+      // Saved as a float32 scalar: a whole number (exact up to 2^24 steps, rounded beyond).
       const double step = value.numel() == 1 ? static_cast<double>(value.data()[0]) : -1;
-      check(value.numel() == 1 && std::isfinite(step) && step >= 0 && step <= double(1 << 24) && step == std::floor(step),
-            "Optimizer: state entry 'step' expected a whole number from 0 to 16777216, got ",
+      check(value.numel() == 1 && std::isfinite(step) && step >= 0 && step <= 0x1p53 && step == std::floor(step),
+            "Optimizer: state entry 'step' expected a whole number from 0 to 2^53, got ",
             value.numel() == 1 ? cat(step) : cat("a tensor of shape ", value.shape()));
       steps_ = static_cast<int64_t>(step);
       has_step = true;

@@ -17,6 +17,12 @@ void LRScheduler::step() {
   apply();
 }
 
+void LRScheduler::set_step(int64_t step) {
+  check(step >= 0, "LRScheduler::set_step: expected a step >= 0, got ", step);
+  step_ = step;
+  apply();
+}
+
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, real gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
   check(step_size > 0, "StepLR: expected a positive step_size, got ", step_size);

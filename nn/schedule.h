@@ -19,6 +19,7 @@ class LRScheduler {
   virtual ~LRScheduler() = default;
   virtual real lr_at(int64_t step) const = 0;
   void step();  // advance one step and set the optimizer's learning rate
+  void set_step(int64_t step);  // jump to `step` (resuming a run): as that many step() calls
   int64_t current_step() const { return step_; }
   real base_lr() const { return base_lr_; }
 

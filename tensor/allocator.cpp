@@ -41,10 +41,19 @@ struct Cache {
   std::mutex mutex;
   std::map<size_t, std::vector<void*>> free;  // size class -> blocks of that size
   AllocatorStats stats;
-  // The AllocationBudget in force: bytes handed out since it started, and its limit (-1: none).
-  int64_t budget_used = 0, budget_limit = -1;
-  std::string budget_what;
 };
+
+}  // namespace
+
+struct BudgetState {
+  int64_t used = 0, limit = 0;
+  std::string what;
+};
+
+namespace {
+
+// The AllocationBudget in force on this thread (none: nullptr).
+thread_local BudgetState* current_budget = nullptr;
 
 // "1.9 GB (2000000000 bytes)", for messages.
 std::string describe_bytes(size_t bytes) {
@@ -73,14 +82,13 @@ Cache& cache() {
 
 void* allocate_block(size_t bytes) {
   const size_t size = size_class(bytes == 0 ? 1 : bytes);
+  if (BudgetState* b = current_budget) {
+    b->used += static_cast<int64_t>(size);
+    if (b->used > b->limit) throw std::runtime_error(b->what + ": needs more than " + describe_bytes(static_cast<size_t>(b->limit)));
+  }
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.budget_limit >= 0) {
-      c.budget_used += static_cast<int64_t>(size);
-      if (c.budget_used > c.budget_limit)
-        throw std::runtime_error(c.budget_what + ": needs more than " + describe_bytes(static_cast<size_t>(c.budget_limit)));
-    }
     if (kCaching) {
       auto it = c.free.find(size);
       if (it != c.free.end() && !it->second.empty()) {
@@ -128,18 +136,14 @@ void release_block(void* p, size_t bytes) noexcept {
   ::operator delete(p, kAlignment);
 }
 
-AllocationBudget::AllocationBudget(int64_t bytes, std::string what) {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.budget_used = 0;
-  c.budget_limit = bytes;
-  c.budget_what = std::move(what);
+AllocationBudget::AllocationBudget(int64_t bytes, std::string what)
+    : state_(new BudgetState{0, bytes, std::move(what)}), previous_(current_budget) {
+  current_budget = state_;
 }
 
 AllocationBudget::~AllocationBudget() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.budget_limit = -1;
+  current_budget = previous_;
+  delete state_;
 }
 
 AllocatorStats allocator_stats() {

@@ -41,16 +41,22 @@ class OutOfMemory : public std::bad_alloc {
   std::string message_;
 };
 
-// While it lives, allocate_block hands out at most `bytes` in all (counted from its start,
-// process-wide) and beyond that throws std::runtime_error("<what>: needs more than N bytes").
+// While it lives, allocate_block hands out at most `bytes` in all to this thread (counted from
+// its start; other threads are not limited) and beyond that throws std::runtime_error("<what>:
+// needs more than N bytes"). Budgets nest: the innermost one applies, then the one before.
 // For building something from an untrusted description: a checkpoint whose configuration asks
 // for a model far larger than the tensors in the file is refused before memory runs out.
+struct BudgetState;  // allocator.cpp: bytes used so far, the limit, the message
 class AllocationBudget {
  public:
   AllocationBudget(int64_t bytes, std::string what);
   ~AllocationBudget();
   AllocationBudget(const AllocationBudget&) = delete;
   AllocationBudget& operator=(const AllocationBudget&) = delete;
+
+ private:
+  BudgetState* state_;
+  BudgetState* previous_;  // the budget in force before this one, or nullptr
 };
 
 struct AllocatorStats {

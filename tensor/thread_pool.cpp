@@ -71,7 +71,18 @@ bool spin_until(Done done) {
 class ThreadPool {
  public:
   explicit ThreadPool(int num_threads) {
+    // Signals sent to the process (Ctrl-C, SIGTERM, SIGHUP) go to a thread that does not block
+    // them. Workers start with these blocked (a new thread inherits its creator's mask), which
+    // leaves them to the thread that called the library: it can hold them back while it writes
+    // a file (io/atomic_file.h) or turn them into a flag.
+    sigset_t signals, previous;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, &previous);
     for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
 
   ~ThreadPool() {
@@ -109,15 +120,6 @@ class ThreadPool {
 
  private:
   void worker_loop() {
-    // Signals sent to the process (Ctrl-C, SIGTERM, SIGHUP) go to a thread that does not block
-    // them: blocking them here leaves that to the thread that called the library, which can
-    // hold them back while it writes a file (io/atomic_file.h) or turn them into a flag.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     uint64_t seen = 0;
     for (;;) {
       auto woken = [&] { return stop_.load() || generation_.load() != seen; };

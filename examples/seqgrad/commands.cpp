@@ -130,10 +130,7 @@ double validation_loss(Translator& t, const data::EncodedPairs& valid) {
   return batches ? total / static_cast<double>(batches) : 0;
 }
 
-std::string svg_path_for(const std::string& checkpoint) {
-  std::filesystem::path p(checkpoint);
-  return (p.parent_path() / (p.stem().string() + ".training.svg")).string();
-}
+std::string svg_path_for(const std::string& checkpoint) { return io::sibling_path(checkpoint, ".training.svg"); }
 
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
 // alone may be given again: how long to go on, threads, where to write, anomaly checks.
@@ -309,10 +306,11 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
     // batches before it, means the file was edited or belongs to another run.
     check_state(progress.step <= batches_per_epoch, "seqgrad train: '", resume_from, "': the training state's 'step' (",
                 progress.step, ") is past the ", batches_per_epoch, " batches of an epoch");
+    // (The optimizer saves its step as a float32: past 2^24 steps it is rounded, the bound too.)
     const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
-    check_state(opt.steps_taken() <= batches_before, "seqgrad train: '", resume_from, "': the optimizer has taken ",
+    check_state(opt.steps_taken() <= static_cast<int64_t>(static_cast<float>(batches_before)), "seqgrad train: '", resume_from, "': the optimizer has taken ",
                 opt.steps_taken(), " steps, but the run had trained only ", batches_before, " batches");
-    for (int64_t k = 0; k < opt.steps_taken(); ++k) warmup.step();
+    warmup.set_step(opt.steps_taken());
     out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
   }
   const auto start = std::chrono::steady_clock::now();
@@ -321,12 +319,19 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   // Ctrl-C, SIGTERM or SIGHUP: finish the step, save what --resume needs, and stop with the
   // shell's code for that signal (130, 143, 129).
   const InterruptHandler interrupt;
-  auto stop_here = [&](int64_t epoch, int64_t step, double total) {
+  // The resume file is saved before anything is printed: a terminal that has gone (SIGHUP) or a
+  // `| tee` killed by the same Ctrl-C must not stop the save.
+  auto save_resume_file = [&](int64_t epoch, int64_t step, double total) {
     progress.epoch = epoch;
     progress.step = step;
     progress.epoch_loss = total;
     const std::string path = resume_path_for(out_path);
     save_resume_checkpoint(path, t, opt, progress);
+    return path;
+  };
+  auto stop_here = [&](int64_t epoch, int64_t step, double total, viz::ProgressBar& bar) {
+    const std::string path = save_resume_file(epoch, step, total);
+    bar.finish();
     out << "interrupted by " << interrupt.name() << " after step " << step << " of epoch " << epoch << "; saved "
         << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
     return 128 + interrupt.signal();
@@ -339,10 +344,7 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
     int64_t step = continued ? progress.step : 0;
     const auto batches = data::make_batches(lengths, batch, seed + static_cast<uint64_t>(epoch));
     while (step < static_cast<int64_t>(batches.size())) {
-      if (interrupt.requested()) {
-        bar.finish();
-        return stop_here(epoch, step, total);
-      }
+      if (interrupt.requested()) return stop_here(epoch, step, total, bar);
       const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];
       // [docs:train_step]
       const data::Batch b = train.batch(idx);
@@ -359,16 +361,20 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
       // [docs:end]
       if (loss_log.is_open()) {
         loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
-        check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ",
-                    errno ? std::strerror(errno) : "write error");
+        if (!loss_log.good()) {  // hours of training are not lost to a full log disk: save, then say so
+          const std::string reason = errno ? std::strerror(errno) : "write error";
+          const std::string path = save_resume_file(epoch, step, total);
+          check_state(false, "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", reason, "; saved ", path,
+                      " (continue with: seqgrad train --resume ", path, " --loss-log ANOTHER_FILE)");
+        }
       }
       if (minutes > 0 && elapsed_minutes() >= minutes) {
         out_of_time = true;
         break;
       }
     }
+    if (interrupt.requested()) return stop_here(epoch, step, total, bar);
     bar.finish();
-    if (interrupt.requested()) return stop_here(epoch, step, total);
     const double vloss = validation_loss(t, valid);
     const Scores s = score(t, probe_pairs, 1);
     t.module().train();
@@ -393,7 +399,8 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   plot.add_series("valid exact match", progress.epochs, progress.exact_match).save(svg_path_for(out_path));
   out << "wrote " << svg_path_for(out_path) << "\n";
   // The run is finished: its resume file would only train it again (and repeat loss-log lines).
-  if (resuming && resume_from == resume_path_for(out_path) && std::remove(resume_from.c_str()) == 0)
+  // (A run stopped by --minutes is not finished: it can still be resumed from the same file.)
+  if (resuming && !out_of_time && resume_from == resume_path_for(out_path) && std::remove(resume_from.c_str()) == 0)
     out << "removed " << resume_from << " (the run is finished)\n";
   return 0;
 }
@@ -516,7 +523,8 @@ int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& 
     // What went to standard output is the result (a corpus, translations): a write that failed
     // (a full disk, a closed stdout) fails the command, not only the last lines.
     out.flush();
-    check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+    // (A run stopped by a signal keeps the signal's exit code: its terminal may be gone.)
+    check_state(code >= 128 || !out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
     return code;
   } catch (const std::bad_alloc& e) {
     // A tensor's OutOfMemory says how much it asked for; any other allocation only that it failed.

@@ -4,6 +4,7 @@
 // turned into errors the commands report, and the three standard streams are made safe.
 #include <fcntl.h>   // POSIX: fcntl, open
 #include <signal.h>  // POSIX: signal
+#include <unistd.h>  // POSIX: dup2, close
 
 #include <cstdio>
 
@@ -12,6 +13,15 @@
 namespace {
 
 bool is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+// Puts /dev/null (opened, never written over) at descriptor `fd`, which is closed.
+void hold_with_null(int fd, int flags) {
+  const int n = open("/dev/null", flags);
+  if (n >= 0 && n != fd) {
+    dup2(n, fd);
+    close(n);
+  }
+}
 
 }  // namespace
 
@@ -25,14 +35,13 @@ int main(int argc, char** argv) {
   // With a standard stream closed (`>&-`), the next file opened would take its number, and
   // output meant for the terminal would go into a checkpoint. A closed stdout is an error; a
   // closed stdin or stderr is held by /dev/null (opened, never written over), stdin read as bad.
-  if (!is_open(2)) open("/dev/null", O_WRONLY);
-  if (!is_open(1)) {
+  const bool stdin_closed = !is_open(0), stdout_closed = !is_open(1);
+  if (stdin_closed) hold_with_null(0, O_RDONLY);
+  if (!is_open(2)) hold_with_null(2, O_WRONLY);
+  if (stdout_closed) {
     std::fputs("error: seqgrad: standard output is closed; send it somewhere (> FILE or > /dev/null)\n", stderr);
     return 2;
   }
-  if (!is_open(0)) {
-    open("/dev/null", O_RDONLY);
-    std::cin.setstate(std::ios::badbit);
-  }
+  if (stdin_closed) std::cin.setstate(std::ios::badbit);
   return seqgrad::cli::run(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "io/json.h"
 #include "tensor/check.h"
@@ -88,14 +89,7 @@ class StateReader {
 
 }  // namespace
 
-std::string resume_path_for(const std::string& checkpoint) {
-  const std::filesystem::path p(checkpoint);
-  // A valid --out name of up to 255 bytes must get a valid resume name too: shorten the stem.
-  std::string stem = p.stem().string();
-  const std::string suffix = ".resume.safetensors";
-  if (stem.size() + suffix.size() > 255) stem.resize(255 - suffix.size());
-  return (p.parent_path() / (stem + suffix)).string();
-}
+std::string resume_path_for(const std::string& checkpoint) { return io::sibling_path(checkpoint, ".resume.safetensors"); }
 
 // ================================================================================================
 // Writing and reading
@@ -149,10 +143,11 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
   p.train_loss = r.numbers("train_loss", p.epoch - 1);
   p.valid_loss = r.numbers("valid_loss", p.epoch - 1);
   p.exact_match = r.numbers("exact_match", p.epoch - 1);
-  // What the fields say of each other: a loss sum only after some steps (losses are > 0), and
-  // the best validation loss is the least of those recorded (none: no validation yet).
-  check_state((p.step == 0) == (p.epoch_loss == 0), "seqgrad train: '", path, "': the training state's 'epoch_loss' (",
-              p.epoch_loss, ") does not fit its 'step' (", p.step, "): the sum of the losses of the epoch's steps so far");
+  // What the fields say of each other: no loss before the epoch's first step (a loss can be
+  // exactly 0 after it, when a model is sure and right), and the best validation loss is the
+  // least of those recorded (none: no validation yet).
+  check_state(p.step > 0 || p.epoch_loss == 0, "seqgrad train: '", path, "': the training state's 'epoch_loss' (",
+              p.epoch_loss, ") must be 0 at 'step' 0: it is the sum of the losses of the epoch's steps so far");
   const double least = p.valid_loss.empty() ? std::numeric_limits<double>::infinity()
                                             : *std::min_element(p.valid_loss.begin(), p.valid_loss.end());
   check_state(p.best_valid == least, "seqgrad train: '", path, "': the training state's 'best_valid' must be the least ",
@@ -179,8 +174,16 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
 namespace {
 // A signal handler may only set a flag of this type (C++17 [support.signal]).
 volatile std::sig_atomic_t stop_signal = 0;
-extern "C" void on_stop_signal(int signo) { stop_signal = signo; }
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// The first of the three asks to stop; from then on any of them ends the process at once (their
+// default action). sigaction is async-signal-safe: a handler may call it.
+extern "C" void on_stop_signal(int signo) {
+  if (stop_signal == 0) stop_signal = signo;
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  for (int s : kStopSignals) sigaction(s, &fallback, nullptr);
+}
 }  // namespace
 
 InterruptHandler::InterruptHandler() {
@@ -188,12 +191,18 @@ InterruptHandler::InterruptHandler() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;  // the first signal asks; a second one ends the process at once
   for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &action, &previous_[k]);
+  // A progress line written to a reader that has gone (a `| tee` that the same Ctrl-C ended)
+  // must not end the run before it saves: the write fails instead (and is reported at the end).
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &previous_pipe_);
 }
 
 InterruptHandler::~InterruptHandler() {
   for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &previous_[k], nullptr);
+  sigaction(SIGPIPE, &previous_pipe_, nullptr);
 }
 
 bool InterruptHandler::requested() const { return stop_signal != 0; }

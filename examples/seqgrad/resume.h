@@ -62,7 +62,8 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt);
 
 // While it lives, SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal) set a flag instead of
 // ending the process, so training can stop between two steps and save a resume file; a second
-// signal ends it as usual. The previous handlers come back when it is destroyed.
+// signal ends it as usual. SIGPIPE is ignored meanwhile. The previous handlers come back when
+// it is destroyed.
 class InterruptHandler {
  public:
   InterruptHandler();
@@ -74,7 +75,7 @@ class InterruptHandler {
   const char* name() const;  // "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP"
 
  private:
-  struct sigaction previous_[3];
+  struct sigaction previous_[3], previous_pipe_;
 };
 
 }  // namespace seqgrad::cli

@@ -134,9 +134,9 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   edit_json_entry(good, bad, state, "best_valid", "0");  // in range, but not what the curve says
   refused("the training state's 'best_valid' must be the least of its 'valid_loss' (" +
           cat(cli::read_progress(good).valid_loss[0]) + ")");
-  edit_json_entry(good, bad, state, "epoch_loss", "0");
-  refused("the training state's 'epoch_loss' (0) does not fit its 'step' (" + std::to_string(step) +
-          "): the sum of the losses of the epoch's steps so far");
+  edit_json_entry(good, bad, state, "step", "0");  // a loss sum with no step taken
+  refused("the training state's 'epoch_loss' (" + cat(cli::read_progress(good).epoch_loss) +
+          ") must be 0 at 'step' 0: it is the sum of the losses of the epoch's steps so far");
   edit_json_entry(good, bad, state, "warmup_steps", "0");
   refused("the training state's 'warmup_steps' must be a whole number from 1 to 100, got 0");
   edit_json_entry(good, bad, state, "rng", "");
@@ -148,9 +148,9 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
 
   // The optimizer's step: once replayed through the warm-up for ever when it was 1e18.
   edit_tensor(good, bad, "optimizer.step", real(1e18));
-  refused("Optimizer: state entry 'step' expected a whole number from 0 to 16777216, got 1e+18");
+  refused("Optimizer: state entry 'step' expected a whole number from 0 to 2^53, got 1e+18");
   edit_tensor(good, bad, "optimizer.step", real(-1));
-  refused("Optimizer: state entry 'step' expected a whole number from 0 to 16777216, got -1");
+  refused("Optimizer: state entry 'step' expected a whole number from 0 to 2^53, got -1");
   edit_tensor(good, bad, "optimizer.step", real(1000));
   refused("the optimizer has taken 1000 steps, but the run had trained only " + std::to_string(11 + step) + " batches");
   edit_tensor(good, bad, "optimizer.step", 0, /*drop=*/true);
@@ -159,7 +159,7 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   refused("Optimizer: the state has 'exp_avg_sq.0' but no 'exp_avg.0'");
   if (std::numeric_limits<real>::has_quiet_NaN) {
     edit_tensor(good, bad, "optimizer.step", std::numeric_limits<real>::quiet_NaN());
-    refused("Optimizer: state entry 'step' expected a whole number from 0 to 16777216, got nan");
+    refused("Optimizer: state entry 'step' expected a whole number from 0 to 2^53, got nan");
   }
 
   // Not JSON at all (NaN is not JSON): the file is named.
@@ -231,7 +231,7 @@ TEST_CASE("seqgrad: a standard output that cannot be written is an error, not ex
   }
 }
 
-TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first step") {
+TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first step, with a resume file") {
   if (!fs::exists("/dev/full")) {
     MESSAGE("skipped: this system has no /dev/full");
     return;
@@ -241,8 +241,15 @@ TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first
   words.insert(words.end(), {"--loss-log", "/dev/full"});
   const Result r = train(words);
   CHECK(r.code == 2);
-  CHECK(r.err == "error: seqgrad train: cannot write --loss-log '/dev/full': No space left on device\n");
+  // Training stops, but the step it took is not lost: a resume file is saved first.
+  const std::string resume = kDir + "/m.resume.safetensors";
+  CHECK(r.err == "error: seqgrad train: cannot write --loss-log '/dev/full': No space left on device; saved " + resume +
+                     " (continue with: seqgrad train --resume " + resume + " --loss-log ANOTHER_FILE)\n");
+  CHECK(cli::read_progress(resume).step == 1);
   CHECK(fs::is_character_file("/dev/full"));
+  const Result resumed = train({"--resume", resume, "--loss-log", kDir + "/log.txt"});
+  CHECK(resumed.code == 0);
+  CHECK(read_text(kDir + "/log.txt").rfind("1 2 ", 0) == 0);  // the second step comes next
 }
 
 TEST_CASE("seqgrad train: a broken corpus is refused before the first step, naming FILE:LINE") {
@@ -291,4 +298,16 @@ TEST_CASE("seqgrad train: a 252-byte --out name is saved, and so is its resume f
   CHECK(fs::exists(resume));
   CHECK(train({"--resume", resume}).code == 0);
   CHECK(dir.temporaries() == 0);
+}
+
+TEST_CASE("seqgrad train: a resumed run stopped by --minutes keeps its resume file") {
+  const FreshDir dir;
+  const std::string resume = kDir + "/m.resume.safetensors";
+  std::vector<std::string> words = lstm_run(kDir + "/m.safetensors", 50);
+  REQUIRE(train(words, "epoch 2 ").code == 130);
+  const Result budget = train({"--resume", resume, "--minutes", "0.001"});  // 60 ms of 48 epochs
+  CHECK(budget.code == 0);
+  CHECK(budget.out.find("(time budget reached)") != std::string::npos);
+  CHECK(fs::exists(resume));  // the run is not finished: it can go on from the same file
+  CHECK(budget.out.find("removed") == std::string::npos);
 }

@@ -293,9 +293,9 @@ if [ "$HAVE_RESUME" = 1 ]; then
   for field in epoch step warmup_steps epoch_loss best_valid; do
     original=$(state_value "$R" "$field")
     values=(-1 0 1e18 1e400 NaN)
-    # The sum of the epoch's losses so far has no upper limit a run could not reach: a large
-    # finite one is a legal (if unlikely) state; 0 is not, since the run is mid-epoch.
-    [ "$field" = epoch_loss ] && values=(-1 0 1e400 NaN)
+    # The sum of the epoch's losses so far has no upper limit a run could not reach, and can be
+    # 0 (a sure, right model): a large or zero one is a legal (if unlikely) state mid-epoch.
+    [ "$field" = epoch_loss ] && values=(-1 1e400 NaN)
     for value in "${values[@]}"; do
       edit "$E" "$R" set-meta "seqgrad.train_state.$field" "$value" &&
         resume_check "2. train --resume with train_state.$field = $value fails" "$E" "$original" "$value"
@@ -373,6 +373,10 @@ for i in 1 2 3 4 5 6 7 8; do
   train_with_signal "$d" "$name" "$delay"
   code=$((128 + $(kill -l "$name")))
   [ "$RC" = 0 ] || [ "$RC" = "$code" ] || PROBLEMS+=("expected exit 0 or $code")
+  # Stopped during training (not before it began): the resume file is there and loads.
+  if grep -q "interrupted by" "$OUT" && ! { [ -f "$d/m.resume.safetensors" ] && loadable "$d/m.resume.safetensors"; }; then
+    PROBLEMS+=("said it saved m.resume.safetensors, which is missing or does not load")
+  fi
   if [ -f "$d/m.safetensors" ] && ! loadable "$d/m.safetensors"; then
     PROBLEMS+=("m.safetensors does not load: $(tail -n 1 "$W/log/load.out")")
   fi
@@ -380,6 +384,28 @@ for i in 1 2 3 4 5 6 7 8; do
   report "5. random signal $i/8 (SIG$name after $delay s): exit 0 or $code, no temporary files, the checkpoint loads"
   rm -rf "$d"
 done
+
+# Ctrl-C on `seqgrad train ... | tee log` ends tee too: the progress lines then go to a pipe no
+# one reads, and the run must still save its resume file (here the reader stops after a line).
+d=$W/pipe && rm -rf "$d" && mkdir -p "$d" && mkfifo "$d/pipe"
+PROBLEMS=()
+{ head -n 1 < "$d/pipe" > /dev/null &
+  timeout --foreground -k 5 "$TIMEOUT" "$SEQ" train "${LONG[@]}" --out "$d/m.safetensors" --loss-log "$d/loss" \
+    > "$d/pipe" 2> "$ERR" < "$EMPTY" &
+  BG_PID=$!
+  polls=0  # until it has trained a few steps, with the reader long gone
+  until [ "$(wc -l < "$d/loss" 2>/dev/null || echo 0)" -ge 20 ] || ! kill -0 "$BG_PID" 2>/dev/null || ((++polls > 2000)); do
+    sleep 0.01
+  done
+  kill -INT "$BG_PID" 2>/dev/null
+  wait "$BG_PID"
+  RC=$?
+  BG_PID=""; } 2>> "$W/log/shell"
+[ "$RC" = 130 ] || PROBLEMS+=("expected exit 130")
+{ [ -f "$d/m.resume.safetensors" ] && loadable "$d/m.resume.safetensors"; } || PROBLEMS+=("no loadable m.resume.safetensors")
+after_checks
+report "5. Ctrl-C with the reader of stdout gone (| tee): exit 130 and a resume file"
+rm -rf "$d"
 
 # ================================================================================================
 # 6. Standard output that cannot be written

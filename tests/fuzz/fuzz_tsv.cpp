@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const data::Pair& p : pairs)
     for (const std::string* side : {&p.source, &p.target}) {
       if (side->find_first_of("\t\n") != std::string::npos) std::abort();
-      if (!io::is_valid_utf8(*side) || side->find_first_not_of(" \t\r") == std::string::npos) std::abort();
+      if (!io::is_valid_utf8(*side) || side->find_first_not_of(" \t\n\r\f\v") == std::string::npos) std::abort();
     }
 
   // What seqgrad train does next: tokens, vocabularies, ids, and back.

@@ -135,3 +135,15 @@ TEST_CASE("SIGTERM during write_file_atomic waits until the file is in place") {
   CHECK(read_file(p) == "complete");
   CHECK(dir.count_entries() == 1);
 }
+
+TEST_CASE("sibling_path keeps the stem and fits 255 bytes; check_writable refuses a longer name") {
+  CHECK(io::sibling_path("runs/m.safetensors", ".resume.safetensors") == "runs/m.resume.safetensors");
+  CHECK(io::sibling_path("m.safetensors", ".training.svg") == "m.training.svg");
+  const std::string stem(243, 's');  // "sss....safetensors" is 255 bytes, its siblings would be longer
+  const std::string sibling = io::sibling_path("d/" + stem + ".safetensors", ".resume.safetensors");
+  CHECK(sibling == "d/" + std::string(255 - 19, 's') + ".resume.safetensors");
+  const std::string too_long = std::string(256, 'x');
+  CHECK_THROWS_WITH_AS(io::check_writable(too_long, "seqgrad train: --out"),
+                       ("seqgrad train: --out: cannot write '" + too_long + "': expected a file name of at most 255 bytes, got 256").c_str(),
+                       std::invalid_argument);
+}

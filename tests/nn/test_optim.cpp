@@ -144,6 +144,15 @@ TEST_CASE("learning-rate schedules at known steps") {
   {
     nn::LinearWarmupLR s(opt, 4);
     CHECK(values(s, 6) == std::vector<double>{0.25, 0.5, 0.75, 1, 1, 1});
+    // Resuming jumps to a step: the rate of that step at once, for any count.
+    nn::LinearWarmupLR jumped(opt, 4);
+    jumped.set_step(2);
+    CHECK(jumped.current_step() == 2);
+    CHECK(opt.lr() == jumped.lr_at(2));
+    CHECK(jumped.lr_at(2) == real(0.75) * jumped.base_lr());
+    jumped.set_step(int64_t(1) << 60);  // a replay loop would never end
+    CHECK(opt.lr() == jumped.base_lr());
+    CHECK_THROWS_WITH_AS(jumped.set_step(-1), "LRScheduler::set_step: expected a step >= 0, got -1", std::invalid_argument);
   }
   {
     nn::NoamLR s(opt, 512, 4000);

@@ -1,6 +1,8 @@
 // tests/tensor/test_allocator.cpp - the caching allocator: freed blocks are reused by the next
 // request of their size class, every block is aligned, and the cache can be emptied.
 #include <cstdint>
+#include <string>
+#include <thread>
 
 #include "tensor/allocator.h"
 #include "tests/test_util.h"
@@ -75,4 +77,23 @@ TEST_CASE("AllocationBudget refuses to hand out more than its bytes while it liv
   }
   const Tensor after = zeros({1000, 1000});  // no budget any more
   CHECK(after.numel() == 1000000);
+}
+
+TEST_CASE("AllocationBudget: budgets nest, and another thread is not limited") {
+  const AllocationBudget outer(1 << 22, "outer");
+  {
+    const AllocationBudget inner(1 << 16, "inner");
+    CHECK_THROWS_WITH_AS(zeros({100, 1000}), "inner: needs more than 65536 bytes", std::runtime_error);
+  }
+  const Tensor fits = zeros({100, 1000});  // 400 kB: the outer budget again
+  std::string other;
+  std::thread([&] {
+    try {
+      zeros({2000, 1000});  // 8 MB, past the outer budget, but on a thread with no budget
+    } catch (const std::exception& e) {
+      other = e.what();
+    }
+  }).join();
+  CHECK(other.empty());
+  CHECK_THROWS_WITH_AS(zeros({2000, 1000}), "outer: needs more than 4.2 MB (4194304 bytes)", std::runtime_error);
 }
