@@ -9,19 +9,21 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "autograd/hooks.h"
 #include "tensor/check.h"
 
 namespace seqgrad {
 
-namespace {
-thread_local bool tls_detect_anomaly = false;
+// Anomaly mode is the two checks below attached to the core's hooks (hooks.h).
+bool anomaly_enabled() { return autograd_hooks().after_forward == check_forward_anomaly; }
+void set_detect_anomaly(bool enabled) {
+  AutogradHooks& hooks = autograd_hooks();
+  hooks.after_forward = enabled ? check_forward_anomaly : nullptr;
+  hooks.after_backward = enabled ? check_backward_anomaly : nullptr;
 }
 
-bool anomaly_enabled() { return tls_detect_anomaly; }
-void set_detect_anomaly(bool enabled) { tls_detect_anomaly = enabled; }
-
-DetectAnomalyGuard::DetectAnomalyGuard(bool enabled) : previous_(tls_detect_anomaly) { tls_detect_anomaly = enabled; }
-DetectAnomalyGuard::~DetectAnomalyGuard() { tls_detect_anomaly = previous_; }
+DetectAnomalyGuard::DetectAnomalyGuard(bool enabled) : previous_(anomaly_enabled()) { set_detect_anomaly(enabled); }
+DetectAnomalyGuard::~DetectAnomalyGuard() { set_detect_anomaly(previous_); }
 
 namespace {
 

@@ -30,7 +30,7 @@ class DetectAnomalyGuard {
   bool previous_;
 };
 
-// The checks themselves, called only when anomaly_enabled():
+// The checks themselves, which anomaly mode attaches to the core's hooks (hooks.h):
 // make_result calls this with an op's output before recording it...
 void check_forward_anomaly(const char* op, const Tensor& value, const std::vector<Variable>& inputs);
 // ...and the engine calls this after `node` (the Node of `v`) has run its backward, with the

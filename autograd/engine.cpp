@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/anomaly.h"
+#include "autograd/hooks.h"
 #include "tensor/check.h"
 
 namespace seqgrad {
@@ -75,7 +75,7 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
   // [docs:reverse_sweep]
   // Reverse topological order: every Node runs after all the Nodes that use its output, so
   // its output gradient is complete when it runs.
-  const bool anomaly = anomaly_enabled();  // check each new gradient for NaN/Inf (anomaly.h)
+  const auto check = autograd_hooks().after_backward;  // e.g. anomaly.h: NaN/Inf in a new gradient
   auto free_node = [](Node& node) {
     node.inputs.clear();      // release the inputs...
     node.backward = nullptr;  // ...and the tensors the backward captured
@@ -87,13 +87,13 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
     if (!node) continue;  // leaves keep their gradient
     const Tensor dout = v.grad();
     if (dout.defined()) node->backward(dout, *node);
-    if (anomaly) check_backward_anomaly(root, v);
+    if (check) check(root, v);
     if (!v.retains_grad()) v.zero_grad();  // intermediate gradients are done
-    // This Node is done too: free it now, while it is still in the cache. (Anomaly mode keeps
-    // the graph to the end: its report walks the path from the output down to a bad gradient.)
-    if (!retain_graph && !anomaly) free_node(*node);
+    // This Node is done too: free it now, while it is still in the cache. (With a hook, the
+    // graph is kept to the end: anomaly mode's report walks from the output to a bad gradient.)
+    if (!retain_graph && !check) free_node(*node);
   }
-  if (!retain_graph && anomaly)
+  if (!retain_graph && check)
     for (const Variable& v : order)
       if (v.node()) free_node(*v.node());
   // [docs:end]

@@ -1,12 +1,17 @@
 // autograd/variable.cpp - Variable's storage, gradient accumulation and gradient mode.
 #include "autograd/variable.h"
 
-#include "autograd/anomaly.h"
+#include "autograd/hooks.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/shape_ops.h"
 
 namespace seqgrad {
+
+AutogradHooks& autograd_hooks() {
+  thread_local AutogradHooks hooks;
+  return hooks;
+}
 
 struct Variable::Impl {
   Tensor value;
@@ -152,7 +157,7 @@ void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
 
 // [docs:make_result]
 Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward) {
-  if (anomaly_enabled()) check_forward_anomaly(op, value, inputs);  // hunting a NaN (anomaly.h)
+  if (const auto check = autograd_hooks().after_forward) check(op, value, inputs);  // e.g. anomaly.h
   Variable out(std::move(value));
   if (!grad_enabled()) return out;
   bool any = false;

@@ -1,5 +1,10 @@
 // tests/autograd/test_engine.cpp - the backward engine's contract: accumulation, reuse, freed
 // graphs, deep graphs, NoGradGuard, print_graph, and its error messages.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autograd/hooks.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -216,4 +221,36 @@ TEST_CASE("ops on constants record nothing") {
   Variable c = a + b;
   CHECK(c.is_leaf());
   CHECK(c.op() == "leaf");
+}
+
+// ================================================================================================
+// Hooks (autograd/hooks.h): how anomaly mode watches the core
+
+namespace {
+std::vector<std::string> forward_ops;
+int backward_calls = 0;
+void record_forward(const char* op, const Tensor&, const std::vector<Variable>&) { forward_ops.push_back(op); }
+void count_backward(const Variable&, const Variable&) { ++backward_calls; }
+}  // namespace
+
+TEST_CASE("autograd hooks see every op's value and every Node's backward, on this thread only") {
+  forward_ops.clear();
+  backward_calls = 0;
+  Variable x(ones({2, 2}), /*requires_grad=*/true);
+  {
+    AutogradHooks& hooks = autograd_hooks();
+    const AutogradHooks before = hooks;
+    hooks.after_forward = record_forward;
+    hooks.after_backward = count_backward;
+    Variable y = sum(mul(x, x));
+    y.backward();
+    std::vector<std::string> other_thread_ops;
+    std::thread([&] { other_thread_ops.push_back(autograd_hooks().after_forward ? "set" : "unset"); }).join();
+    hooks = before;
+    CHECK(other_thread_ops == std::vector<std::string>{"unset"});
+  }
+  CHECK(forward_ops == std::vector<std::string>{"mul", "sum"});
+  CHECK(backward_calls == 2);  // the Nodes of sum and mul
+  Variable z = sum(x);         // unset again: nothing recorded
+  CHECK(forward_ops.size() == 2);
 }
