@@ -4,11 +4,11 @@
 #include <cmath>
 #include <limits>
 
-#include "io/special_tokens.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
+#include "tensor/softmax.h"
 
 namespace seqgrad::nn {
 
@@ -80,7 +80,7 @@ Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, 
 // One decoder step
 
 // [docs:step]
-AttentionSeq2Seq::Step AttentionSeq2Seq::step(const Variable& y, RNNState& state, Variable& feed, const Variable& memory,
+AttentionSeq2Seq::Step AttentionSeq2Seq::decode_one(const Variable& y, RNNState& state, Variable& feed, const Variable& memory,
                                               const Tensor& mask, const std::vector<int64_t>& lengths) {
   const bool luong = options.style == AttentionStyle::Luong;
   if (luong) state = cell->forward(concat({y, feed}, 1), state);  // h_t from [y_{t-1}; h~_{t-1}]
@@ -127,7 +127,7 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::step(const Variable& y, RNNState& state
 // [docs:end]
 
 // ================================================================================================
-// Forward (teacher forcing) and greedy decoding
+// Forward (teacher forcing)
 
 namespace {
 
@@ -152,7 +152,7 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
   std::vector<Variable> logits, weights, log_probs;
   for (int64_t t = 0; t < T; ++t) {
     const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
-    Step r = step(y, state, feed, enc.outputs, mask, src_lengths);
+    Step r = decode_one(y, state, feed, enc.outputs, mask, src_lengths);
     logits.push_back(r.logits);
     weights.push_back(r.weights);
     if (r.log_prob.defined()) log_probs.push_back(r.log_prob);
@@ -162,40 +162,57 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
   return result;
 }
 
-AttentionDecoding AttentionSeq2Seq::greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
-                                                  int64_t max_len) {
-  check(max_len >= 1, "greedy_decode: expected max_len >= 1, got ", max_len);
-  NoGradGuard no_grad;
-  const int64_t B = src.size(0), S = src.size(1);
-  const std::vector<int64_t> lengths = src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths;
-  const EncoderOutput enc = encoder->forward(src, lengths);
-  const Tensor mask = padding_mask(lengths, S);
-  RNNState state = first_state(*bridge, enc, options.cell);
-  Variable feed(zeros({B, options.hidden_size}));
-  Tensor token = full({B}, static_cast<real>(kBosId));
-  AttentionDecoding result;
-  result.ids.resize(B);
-  std::vector<std::vector<Tensor>> rows(B);  // per sequence, the (S) weights of each step
-  std::vector<bool> done(B, false);
-  for (int64_t t = 0; t < max_len; ++t) {
-    Step r = step(embedding->forward(token), state, feed, enc.outputs, mask, lengths);
-    token = argmax(r.logits.value(), -1);  // (B)
-    bool all_done = true;
-    for (int64_t b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      rows[b].push_back(slice(slice(r.weights.value(), 0, b, b + 1), 1, 0, lengths[b]).reshape({lengths[b]}));
-      const int64_t id = static_cast<int64_t>(token.data()[b]);
-      if (id == kEosId) {
-        done[b] = true;
-      } else {
-        result.ids[b].push_back(id);
-        all_done = false;
-      }
-    }
-    if (all_done) break;
+// ================================================================================================
+// Decoding, one token at a time (encoder_decoder.h)
+
+namespace {
+
+struct AttentionState : DecoderState {
+  Variable memory;               // (N, S, M): the encoder's outputs
+  Tensor mask;                   // (N, S): 1 at padding
+  std::vector<int64_t> lengths;  // (N)
+  RNNState rnn;                  // (N, H)
+  Variable feed;                 // (N, H): h~ of the last step (Luong's input feeding)
+  bool need_weights = false;
+
+  void reorder_rows(const Tensor& index) override {
+    auto rows = [&](const Variable& v) { return v.defined() ? Variable(index_select(v.value(), 0, index)) : v; };
+    memory = rows(memory);
+    mask = index_select(mask, 0, index);
+    rnn = {rows(rnn.h), rows(rnn.c)};
+    feed = rows(feed);
+    std::vector<int64_t> reordered;
+    for (int64_t i = 0; i < index.numel(); ++i) reordered.push_back(lengths[static_cast<size_t>(index.data()[i])]);
+    lengths = std::move(reordered);
   }
-  for (int64_t b = 0; b < B; ++b) result.weights.push_back(stack(rows[b], 0));  // (T_out, S_b)
-  return result;
+};
+
+}  // namespace
+
+std::unique_ptr<DecoderState> AttentionSeq2Seq::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                                      const StartOptions& start_options) {
+  const int64_t B = src.size(0), S = src.size(1);
+  auto state = std::make_unique<AttentionState>();
+  state->lengths = src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths;
+  const EncoderOutput enc = encoder->forward(src, state->lengths);
+  state->memory = enc.outputs;
+  state->mask = padding_mask(state->lengths, S);
+  state->rnn = first_state(*bridge, enc, options.cell);
+  state->feed = Variable(zeros({B, options.hidden_size}));
+  state->need_weights = start_options.need_weights;
+  return state;
+}
+
+// tokens (N) -> log-probabilities (N, V); the alignment is recorded as one layer, one head.
+Tensor AttentionSeq2Seq::step(DecoderState& base, const Tensor& tokens) {
+  auto& state = static_cast<AttentionState&>(base);
+  const Step r = decode_one(embedding->forward(tokens.reshape({tokens.numel()})), state.rnn, state.feed, state.memory,
+                            state.mask, state.lengths);
+  if (state.need_weights) {
+    const Tensor w = r.weights.value();  // (N, S)
+    state.record_attention({w.reshape({w.size(0), 1, 1, w.size(1)})});
+  }
+  return log_softmax(r.logits.value(), -1);  // (N, V)
 }
 
 // ================================================================================================

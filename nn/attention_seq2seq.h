@@ -60,12 +60,7 @@ struct AttentionOutput {
   Variable log_prob;   // (B, T): hard attention only, log a_t[chosen position] at every step
 };
 
-struct AttentionDecoding {
-  std::vector<std::vector<int64_t>> ids;          // per sequence, up to (not including) <eos>
-  std::vector<Tensor> weights;                    // per sequence, (T_out, S_b): a row per generated token, <eos> included
-};
-
-class AttentionSeq2Seq : public Module {
+class AttentionSeq2Seq : public Module, public EncoderDecoder {
  public:
   explicit AttentionSeq2Seq(const AttentionSeq2SeqOptions& options);
   std::string name() const override { return "AttentionSeq2Seq"; }
@@ -73,8 +68,17 @@ class AttentionSeq2Seq : public Module {
 
   // Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) and the alignments.
   AttentionOutput forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
-  // Greedy decoding (no graph), returning the alignment of every generated token.
-  AttentionDecoding greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths, int64_t max_len);
+  // The decoding interface (encoder_decoder.h): the state is the encoder's memory, the decoder's
+  // recurrent state and the fed-back h~; the attention recorded is the alignment of each step
+  // (one layer, one head). Hard attention takes the argmax position when decoding.
+  Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                  const std::vector<int64_t>&) override {
+    return forward(src, src_lengths, tgt_in).logits;
+  }
+  std::unique_ptr<DecoderState> start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                      const StartOptions& options) override;
+  Tensor step(DecoderState& state, const Tensor& tokens) override;
+  Module& module() override { return *this; }
 
   // The random numbers hard attention samples with (its own, so decoding stays reproducible).
   Generator sampler{1234};
@@ -97,7 +101,7 @@ class AttentionSeq2Seq : public Module {
     Variable log_prob; // (B), hard only
   };
   // One decoder step: y_prev (B) token ids -> logits; updates state and the fed-back vector.
-  Step step(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
+  Step decode_one(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
             const std::vector<int64_t>& lengths);
   // Alignment weights for one query (B, H) over the memory (B, S, D*H).
   Variable align(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);

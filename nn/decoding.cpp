@@ -1,4 +1,4 @@
-// nn/decoding.cpp - one decoder step at a time (cached or not), greedy decoding, beam search.
+// nn/decoding.cpp - greedy decoding, sampling and beam search, for any EncoderDecoder.
 #include "nn/decoding.h"
 
 #include <algorithm>
@@ -11,69 +11,37 @@
 #include "tensor/check.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
-#include "tensor/softmax.h"
 
 namespace seqgrad::nn {
+
+// ================================================================================================
+// DecoderState (encoder_decoder.h)
+
+void DecoderState::reorder(const Tensor& index) {
+  reorder_rows(index);
+  for (Tensor& a : attention) a = index_select(a, 0, index);
+}
+
+void DecoderState::record_attention(const std::vector<Tensor>& step) {
+  attention.resize(step.size());
+  for (size_t l = 0; l < step.size(); ++l)
+    attention[l] = attention[l].defined() ? concat({attention[l], step[l]}, 2) : step[l];  // (N, NH, t, S)
+}
 
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// ================================================================================================
-// Stepper: the next-token distribution for N growing prefixes
-
-// Feeds one token per row and returns log P(next token | prefix, source) for each row. With
-// the cache only the new token runs through the decoder; without it the whole prefix does.
-// Keeps the encoder-decoder attention of every step so far, per layer (N, NH, t, S).
-class Stepper {
- public:
-  Stepper(Transformer& model, TransformerMemory memory, const DecodeOptions& o)
-      : model_(model), memory_(std::move(memory)), use_cache_(o.use_cache), need_weights_(o.need_weights) {}
-
-  // tokens (N, 1) -> log-probabilities (N, V)
-  // [docs:stepper]
-  Tensor step(const Tensor& tokens) {
-    TransformerStep s;
-    if (use_cache_) {
-      s = model_.decode_step(tokens, memory_, cache_, need_weights_);  // logits (N, 1, V)
-    } else {
-      prefix_ = prefix_.defined() ? concat({prefix_, tokens}, 1) : tokens;  // (N, t+1)
-      s = model_.decode(prefix_, memory_, {}, need_weights_);              // logits (N, t+1, V)
-    }
-    const int64_t T = s.logits.size(1), N = s.logits.size(0), V = s.logits.size(2);
-    if (need_weights_) {
-      attention.resize(s.cross_weights.size());
-      for (size_t l = 0; l < s.cross_weights.size(); ++l) {
-        const Tensor w = slice(s.cross_weights[l].value(), 2, T - 1, T);  // this step only (N, NH, 1, S)
-        attention[l] = attention[l].defined() ? concat({attention[l], w}, 2) : w;
-      }
-    }
-    return log_softmax(slice(s.logits.value(), 1, T - 1, T).reshape({N, V}), -1);  // (N, V)
+// Row `row`'s attention in every layer, cut to its first `steps` steps and `S` source
+// positions: per layer (NH, steps, S).
+std::vector<Tensor> attention_of(const DecoderState& state, int64_t row, int64_t steps, int64_t S) {
+  std::vector<Tensor> out;
+  for (const Tensor& layer : state.attention) {
+    const Tensor a = slice(layer, 0, row, row + 1);  // (1, NH, t, S_max)
+    out.push_back(slice(slice(a, 2, 0, steps), 3, 0, S).reshape({a.size(1), steps, S}));
   }
-  // [docs:end]
-
-  // Row i continues the prefix of row index[i] (beam search's reordering).
-  void reorder(const Tensor& index) {
-    cache_.reorder(index);
-    if (prefix_.defined()) prefix_ = index_select(prefix_, 0, index);
-    for (Tensor& a : attention) a = index_select(a, 0, index);
-  }
-
-  // Row `row`'s attention in layer l, cut to its first `steps` steps and `S` source positions.
-  Tensor attention_of(size_t l, int64_t row, int64_t steps, int64_t S) const {
-    const Tensor a = slice(attention[l], 0, row, row + 1);  // (1, NH, t, S_max)
-    return slice(slice(a, 2, 0, steps), 3, 0, S).reshape({a.size(1), steps, S});  // (NH, steps, S)
-  }
-
-  std::vector<Tensor> attention;  // per layer (N, NH, t, S)
-
- private:
-  Transformer& model_;
-  TransformerMemory memory_;
-  bool use_cache_, need_weights_;
-  DecoderCache cache_;
-  Tensor prefix_;  // (N, t), uncached mode
-};
+  return out;
+}
 
 // Decoding never trains: no graph, and dropout off for as long as this lives.
 class InferenceGuard {
@@ -95,6 +63,7 @@ void check_decode(const Tensor& src, const std::vector<int64_t>& src_lengths, co
         " source lengths, got ", src_lengths.size());
   check(o.max_len >= 1, op, ": expected max_len >= 1, got ", o.max_len);
   check(o.beam_size >= 1, op, ": expected beam_size >= 1, got ", o.beam_size);
+  check(o.length_penalty >= 0, op, ": expected length_penalty >= 0, got ", o.length_penalty);
 }
 
 int64_t source_length(const Tensor& src, const std::vector<int64_t>& src_lengths, int64_t b) {
@@ -104,25 +73,27 @@ int64_t source_length(const Tensor& src, const std::vector<int64_t>& src_lengths
 }  // namespace
 
 // ================================================================================================
-// Greedy decoding
+// Greedy decoding and sampling: one token per step, chosen from that step's distribution
 
-DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
-                           const DecodeOptions& o) {
-  check_decode(src, src_lengths, o, "greedy_decode");
-  InferenceGuard guard(model);
+namespace {
+
+// Runs the decoder from <bos>, letting `choose` pick each row's next token from its
+// log-probabilities (N, V), until every row has produced <eos> or max_len tokens.
+DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                   const DecodeOptions& o, const std::function<Tensor(const Tensor&)>& choose) {
+  InferenceGuard guard(model.module());
   const int64_t B = src.size(0);
-  Stepper stepper(model, model.encode(src, src_lengths), o);
-
+  std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   DecodeResult r;
   r.tokens.resize(B);
   r.log_probs.assign(B, 0);
   std::vector<int64_t> steps(B, 0);  // decoder steps each output used (its tokens, plus <eos>)
   std::vector<bool> done(B, false);
-  Tensor token = full({B, 1}, static_cast<real>(kBosId));
+  Tensor token = full({B}, static_cast<real>(kBosId));
   // [docs:greedy_loop]
   for (int64_t t = 0; t < o.max_len; ++t) {
-    const Tensor logp = stepper.step(token);  // (B, V)
-    const Tensor next = argmax(logp, -1);     // (B)
+    const Tensor logp = model.step(*state, token);  // (B, V)
+    const Tensor next = choose(logp);               // (B)
     const int64_t V = logp.size(1);
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
@@ -135,16 +106,52 @@ DecodeResult greedy_decode(Transformer& model, const Tensor& src, const std::vec
       all_done = all_done && done[b];
     }
     if (all_done) break;
-    token = next.reshape({B, 1});
+    token = next;
   }
   // [docs:end]
-  if (o.need_weights) {
+  if (o.need_weights && !state->attention.empty()) {
     r.cross_attention.resize(B);
     for (int64_t b = 0; b < B; ++b)
-      for (size_t l = 0; l < stepper.attention.size(); ++l)
-        r.cross_attention[b].push_back(stepper.attention_of(l, b, steps[b], source_length(src, src_lengths, b)));
+      r.cross_attention[b] = attention_of(*state, b, steps[b], source_length(src, src_lengths, b));
   }
   return r;
+}
+
+}  // namespace
+
+DecodeResult greedy_decode(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                           const DecodeOptions& o) {
+  check_decode(src, src_lengths, o, "greedy_decode");
+  return decode_token_by_token(model, src, src_lengths, o, [](const Tensor& logp) { return argmax(logp, -1); });
+}
+
+DecodeResult sample(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                    const DecodeOptions& o, Generator& generator) {
+  check_decode(src, src_lengths, o, "sample");
+  check(o.temperature > 0, "sample: expected temperature > 0, got ", o.temperature);
+  check(o.top_k >= 0, "sample: expected top_k >= 0 (0: every token), got ", o.top_k);
+  // p_i proportional to exp(log p_i / temperature), over the top_k most likely tokens.
+  return decode_token_by_token(model, src, src_lengths, o, [&](const Tensor& logp) {
+    const int64_t N = logp.size(0), V = logp.size(1);
+    const int64_t k = o.top_k > 0 ? std::min(o.top_k, V) : V;
+    Tensor next = Tensor::empty({N});
+    std::vector<int64_t> order(V);
+    std::vector<double> weight(V);
+    for (int64_t n = 0; n < N; ++n) {
+      const real* row = logp.data() + n * V;
+      for (int64_t v = 0; v < V; ++v) order[v] = v;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int64_t x, int64_t y) { return row[x] != row[y] ? row[x] > row[y] : x < y; });
+      double total = 0;
+      for (int64_t j = 0; j < k; ++j)  // relative to the best, so exp cannot overflow
+        total += weight[j] = std::exp((row[order[j]] - row[order[0]]) / static_cast<double>(o.temperature));
+      double u = generator.uniform() * total;
+      int64_t j = 0;
+      while (j < k - 1 && (u -= weight[j]) >= 0) ++j;
+      next.data()[n] = static_cast<real>(order[j]);
+    }
+    return next;
+  });
 }
 
 // ================================================================================================
@@ -170,20 +177,20 @@ struct Candidate {
 
 }  // namespace
 
-DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                          const DecodeOptions& o) {
   check_decode(src, src_lengths, o, "beam_search");
-  InferenceGuard guard(model);
+  InferenceGuard guard(model.module());
   const int64_t B = src.size(0), K = o.beam_size, N = B * K;
   const double alpha = o.length_penalty;
+  // The best score a live prefix of log-probability L can still reach: L / lp(max_len).
+  const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, alpha);
 
-  // Row b*K + k is beam k of source b: the memory is repeated K times per source.
-  TransformerMemory memory = model.encode(src, src_lengths);
+  // Row b*K + k is beam k of source b: the encoded source is repeated K times per source.
+  std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   Tensor repeat = Tensor::empty({N});
   for (int64_t i = 0; i < N; ++i) repeat.data()[i] = static_cast<real>(i / K);
-  memory.memory = index_select(memory.memory, 0, repeat);  // (N, S, C)
-  if (memory.key_padding_mask.defined()) memory.key_padding_mask = index_select(memory.key_padding_mask, 0, repeat);
-  Stepper stepper(model, memory, o);
+  state->reorder(repeat);
 
   // All K beams of a source start as the same empty prefix; only beam 0 may extend it at the
   // first step (the others start at -inf), or the K beams would be K copies of one.
@@ -192,18 +199,15 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
   for (int64_t b = 0; b < B; ++b) score[b * K] = 0;
   std::vector<std::vector<Finished>> finished(B);
   std::vector<bool> done(B, false);
-  auto attention_of = [&](int64_t row, int64_t steps, int64_t b) {
-    std::vector<Tensor> a;
-    for (size_t l = 0; l < stepper.attention.size(); ++l)
-      a.push_back(stepper.attention_of(l, row, steps, source_length(src, src_lengths, b)));
-    return a;
+  auto attention = [&](int64_t row, int64_t steps, int64_t b) {
+    return o.need_weights ? attention_of(*state, row, steps, source_length(src, src_lengths, b)) : std::vector<Tensor>();
   };
 
-  Tensor tokens = full({N, 1}, static_cast<real>(kBosId));
+  Tensor tokens = full({N}, static_cast<real>(kBosId));
   for (int64_t t = 0; t < o.max_len; ++t) {
-    const Tensor logp = stepper.step(tokens);  // (N, V)
+    const Tensor logp = model.step(*state, tokens);  // (N, V)
     const int64_t V = logp.size(1);
-    Tensor parent = Tensor::empty({N}), next = full({N, 1}, static_cast<real>(kEosId));
+    Tensor parent = Tensor::empty({N}), next = full({N}, static_cast<real>(kEosId));
     std::vector<std::vector<int64_t>> new_prefix(N);
     std::vector<double> new_score(N, kNegInf);
     for (int64_t i = 0; i < N; ++i) parent.data()[i] = static_cast<real>(i);
@@ -235,8 +239,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         if (cand.id == kEosId) {
           if (static_cast<int64_t>(c) < K) {
             const int64_t length = static_cast<int64_t>(prefix[row].size()) + 1;
-            finished[b].push_back({prefix[row], cand.total, normalised(cand.total, length, alpha),
-                                   o.need_weights ? attention_of(row, length, b) : std::vector<Tensor>()});
+            finished[b].push_back({prefix[row], cand.total, normalised(cand.total, length, alpha), attention(row, length, b)});
           }
           continue;
         }
@@ -248,19 +251,20 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
         new_score[slot] = cand.total;
         best_live = std::max(best_live, cand.total);
       }
-      // Done once K hypotheses have finished and every live one is already less likely than
-      // the K-th best of them: extending a prefix only lowers its log-probability.
+      // Done once K hypotheses have finished and no live prefix can still beat the best of
+      // them: its log-probability only falls, but the length penalty can raise its score up
+      // to best_live / lp(max_len). (Comparing log-probabilities alone would stop too early:
+      // a finished L = -2.0 at length 3 scores -1.68, a live L = -2.15 ending at length 5, -1.58.)
       if (static_cast<int64_t>(finished[b].size()) >= K) {
-        std::vector<double> ends;
-        for (const Finished& f : finished[b]) ends.push_back(f.log_prob);
-        std::nth_element(ends.begin(), ends.begin() + (K - 1), ends.end(), std::greater<double>());
-        done[b] = best_live <= ends[K - 1];
+        double best_finished = kNegInf;
+        for (const Finished& f : finished[b]) best_finished = std::max(best_finished, f.score);
+        done[b] = best_live == kNegInf || best_live / longest_penalty <= best_finished;
       }
       // [docs:end]
       all_done = all_done && done[b];
     }
     if (all_done) break;
-    stepper.reorder(parent);
+    state->reorder(parent);
     prefix = std::move(new_prefix);
     score = std::move(new_score);
     tokens = next;
@@ -273,8 +277,7 @@ DecodeResult beam_search(Transformer& model, const Tensor& src, const std::vecto
       for (int64_t k = 0; k < K; ++k) {
         const int64_t row = b * K + k, length = static_cast<int64_t>(prefix[row].size());
         if (score[row] == kNegInf) continue;
-        finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha),
-                               o.need_weights ? attention_of(row, length, b) : std::vector<Tensor>()});
+        finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha), attention(row, length, b)});
       }
     if (finished[b].empty()) finished[b].push_back({{}, kNegInf, kNegInf, {}});  // nothing was ever possible
     const Finished* best = &finished[b].front();

@@ -1,12 +1,13 @@
-// nn/seq2seq.cpp - encoder, context, bridge, decoder, greedy decoding.
+// nn/seq2seq.cpp - encoder, context, bridge, decoder, and one decoding step.
 #include "nn/seq2seq.h"
 
 #include <limits>
 
-#include "io/special_tokens.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
+#include "tensor/shape_ops.h"
+#include "tensor/softmax.h"
 
 namespace seqgrad::nn {
 
@@ -115,29 +116,39 @@ Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_len
   return decoder->forward(tgt_in, enc.context, state);
 }
 
-// [docs:s2s_greedy]
-std::vector<std::vector<int64_t>> Seq2Seq::greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
-                                                         int64_t max_len) {
-  NoGradGuard no_grad;
-  const int64_t B = src.size(0);
-  EncoderOutput enc = encoder->forward(src, src_lengths);
-  RNNState state = initial_state(enc.context);
-  Tensor token = full({B, 1}, static_cast<real>(kBosId));
-  std::vector<std::vector<int64_t>> result(B);
-  std::vector<bool> done(B, false);
-  for (int64_t t = 0; t < max_len; ++t) {
-    const Tensor next = argmax(decoder->forward(token, enc.context, state).value(), -1);  // (B, 1)
-    bool all_done = true;
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t id = static_cast<int64_t>(next.data()[b]);
-      if (!done[b] && id == kEosId) done[b] = true;
-      if (!done[b]) result[b].push_back(id);
-      all_done = all_done && done[b];
-    }
-    if (all_done) break;
-    token = next;
+// ================================================================================================
+// Decoding, one token at a time (encoder_decoder.h)
+
+namespace {
+
+struct Seq2SeqState : DecoderState {
+  Variable context;  // (N, D*H): read at every step
+  RNNState rnn;      // (L, N, H)
+
+  void reorder_rows(const Tensor& index) override {
+    context = Variable(index_select(context.value(), 0, index));
+    rnn.h = Variable(index_select(rnn.h.value(), 1, index));
+    if (rnn.c.defined()) rnn.c = Variable(index_select(rnn.c.value(), 1, index));
   }
-  return result;
+};
+
+}  // namespace
+
+std::unique_ptr<DecoderState> Seq2Seq::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                             const StartOptions&) {
+  auto state = std::make_unique<Seq2SeqState>();
+  state->context = encoder->forward(src, src_lengths).context;
+  state->rnn = initial_state(state->context);
+  return state;
+}
+
+// [docs:s2s_step]
+// One step is the decoder run on one token: tokens (N) -> log-probabilities (N, V).
+Tensor Seq2Seq::step(DecoderState& base, const Tensor& tokens) {
+  auto& state = static_cast<Seq2SeqState&>(base);
+  const int64_t N = tokens.numel();
+  const Variable logits = decoder->forward(tokens.reshape({N, 1}), state.context, state.rnn);  // (N, 1, V)
+  return log_softmax(logits.value().reshape({N, logits.size(2)}), -1);
 }
 // [docs:end]
 

@@ -4,7 +4,7 @@
 // final hidden state (or the mean / max of all its states). The decoder starts from a state
 // made of c and writes the target one token at a time, y_i = g(c, y_1..y_{i-1}), with c also
 // fed to every step. Training uses teacher forcing (the decoder reads the true previous
-// token); greedy decoding feeds back its own argmax from <bos> until <eos>. One vector for a
+// token); decoding (decoding.h) feeds back its own choice from <bos> until <eos>. One vector for a
 // whole sentence is the bottleneck attention removes (nn/attention.h, chapter 7 of the docs).
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nn/embedding.h"
+#include "nn/encoder_decoder.h"
 #include "nn/linear.h"
 #include "nn/rnn.h"
 
@@ -78,15 +79,22 @@ class Decoder : public Module {
   std::shared_ptr<Linear> out;  // (H -> V)
 };
 
-class Seq2Seq : public Module {
+class Seq2Seq : public Module, public EncoderDecoder {
  public:
   explicit Seq2Seq(const Seq2SeqOptions& options);
   std::string name() const override { return "Seq2Seq"; }
   // Teacher forcing: src (B, S), tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V)
   Variable forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
-  // Greedy decoding, without recording a graph: each sequence's ids up to (not including) <eos>.
-  std::vector<std::vector<int64_t>> greedy_decode(const Tensor& src, const std::vector<int64_t>& src_lengths,
-                                                  int64_t max_len);
+  // The decoding interface (encoder_decoder.h): the state is the context and the decoder's
+  // recurrent state; a step runs the decoder on one token. Decode with decoding.h.
+  Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                  const std::vector<int64_t>&) override {
+    return forward(src, src_lengths, tgt_in);
+  }
+  std::unique_ptr<DecoderState> start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                      const StartOptions& options) override;
+  Tensor step(DecoderState& state, const Tensor& tokens) override;
+  Module& module() override { return *this; }
   // The decoder's first state: tanh(W c + b) for every decoder layer (the "bridge").
   RNNState initial_state(const Variable& context);
 

@@ -6,6 +6,8 @@
 #include "nn/attention.h"
 #include "nn/init.h"
 #include "tensor/check.h"
+#include "tensor/shape_ops.h"
+#include "tensor/softmax.h"
 
 namespace seqgrad::nn {
 
@@ -304,6 +306,58 @@ TransformerStep Transformer::decode_step(const Tensor& tokens, const Transformer
 Variable Transformer::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                               const std::vector<int64_t>& tgt_lengths) {
   return decode(tgt_in, encode(src, src_lengths), tgt_lengths).logits;
+}
+// [docs:end]
+
+// ================================================================================================
+// Decoding, one token at a time (encoder_decoder.h)
+
+namespace {
+
+struct TransformerState : DecoderState {
+  TransformerMemory memory;
+  DecoderCache cache;  // with use_cache
+  Tensor prefix;       // without: every token so far (N, t)
+  StartOptions options;
+
+  void reorder_rows(const Tensor& index) override {
+    memory.memory = index_select(memory.memory, 0, index);
+    if (memory.key_padding_mask.defined()) memory.key_padding_mask = index_select(memory.key_padding_mask, 0, index);
+    cache.reorder(index);
+    if (prefix.defined()) prefix = index_select(prefix, 0, index);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<DecoderState> Transformer::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                                 const StartOptions& options) {
+  auto state = std::make_unique<TransformerState>();
+  state->memory = encode(src, src_lengths);
+  state->options = options;
+  return state;
+}
+
+// tokens (N) -> log-probabilities (N, V)
+// [docs:stepper]
+Tensor Transformer::step(DecoderState& base, const Tensor& tokens) {
+  auto& state = static_cast<TransformerState&>(base);
+  const int64_t N = tokens.numel();
+  const Tensor token = tokens.reshape({N, 1});
+  TransformerStep s;
+  if (state.options.use_cache) {
+    s = decode_step(token, state.memory, state.cache, state.options.need_weights);  // logits (N, 1, V)
+  } else {
+    state.prefix = state.prefix.defined() ? concat({state.prefix, token}, 1) : token;  // (N, t+1)
+    s = decode(state.prefix, state.memory, {}, state.options.need_weights);          // logits (N, t+1, V)
+  }
+  const int64_t T = s.logits.size(1), V = s.logits.size(2);
+  if (state.options.need_weights) {
+    std::vector<Tensor> newest;  // per layer, this step only (N, NH, 1, S)
+    for (const Variable& w : s.cross_weights) newest.push_back(slice(w.value(), 2, T - 1, T));
+    state.record_attention(newest);
+  }
+  return log_softmax(slice(s.logits.value(), 1, T - 1, T).reshape({N, V}), -1);  // (N, V)
 }
 // [docs:end]
 

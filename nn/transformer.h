@@ -17,6 +17,7 @@
 #include "nn/attention.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/encoder_decoder.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
 #include "nn/multihead_attention.h"
@@ -193,7 +194,7 @@ struct TransformerStep {
 // Embeddings (times sqrt(C)) + positional encoding -> encoder; the same for the target ->
 // decoder (causal) reading the memory -> Linear to V logits. As torch.nn.Transformer, the
 // encoder and decoder stacks end in a LayerNorm. Token id 0 is <pad> (io/special_tokens.h).
-class Transformer : public Module {
+class Transformer : public Module, public EncoderDecoder {
  public:
   explicit Transformer(const TransformerOptions& options);
   std::string name() const override { return "Transformer"; }
@@ -213,6 +214,18 @@ class Transformer : public Module {
   // reading and extending the cache. Each step costs T_new positions, not the whole prefix.
   TransformerStep decode_step(const Tensor& tokens, const TransformerMemory& memory, DecoderCache& cache,
                               bool need_weights = false);
+
+  // The decoding interface (encoder_decoder.h). The state holds the memory and, with
+  // use_cache, the decoder's keys and values of every step so far (else the prefix, rerun
+  // whole each step); the attention recorded is every decoder layer's cross-attention.
+  Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                  const std::vector<int64_t>& tgt_lengths) override {
+    return forward(src, src_lengths, tgt_in, tgt_lengths);
+  }
+  std::unique_ptr<DecoderState> start(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                      const StartOptions& options) override;
+  Tensor step(DecoderState& state, const Tensor& tokens) override;
+  Module& module() override { return *this; }
 
   // ids (B, L) at positions offset.. -> embed(ids) * sqrt(C) + PE, dropped out (B, L, C)
   Variable embed(Embedding& table, const Tensor& ids, int64_t offset);

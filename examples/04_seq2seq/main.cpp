@@ -15,6 +15,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
 #include "nn/seq2seq.h"
@@ -108,9 +109,10 @@ std::map<int64_t, double> run(const Config& c, const std::string& trick, const d
       src.push_back(apply_trick(test.src[i], trick));
       src_lengths.push_back(static_cast<int64_t>(src.back().size()));
     }
-    const auto out = model.greedy_decode(data::pad_sequences(src), src_lengths, c.max_len + 2);
+    const nn::DecodeResult out =
+        nn::greedy_decode(model, data::pad_sequences(src), src_lengths, nn::DecodeOptions().with_max_len(c.max_len + 2));
     for (size_t k = 0; k < idx.size(); ++k)
-      buckets.add(static_cast<int64_t>(test.src[idx[k]].size()), out[k] == test.tgt[idx[k]]);
+      buckets.add(static_cast<int64_t>(test.src[idx[k]].size()), out.tokens[k] == test.tgt[idx[k]]);
   }
   return buckets.accuracy();
 }

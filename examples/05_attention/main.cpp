@@ -21,6 +21,7 @@
 #include "data/metrics.h"
 #include "data/tasks.h"
 #include "nn/attention_seq2seq.h"
+#include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
 #include "nn/seq2seq.h"
@@ -75,7 +76,7 @@ struct Experiment {
   std::string name;
   std::shared_ptr<nn::Module> module;
   std::function<Variable(const data::Batch&)> loss;
-  std::function<nn::AttentionDecoding(const Tensor&, const std::vector<int64_t>&, int64_t)> decode;
+  nn::EncoderDecoder* model;  // the same model, as decoding.h sees it
 };
 
 Experiment make_experiment(const std::string& name, const Config& c, int64_t V) {
@@ -88,9 +89,7 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
     e.loss = [m, ignore_pad](const data::Batch& b) {
       return nn::cross_entropy(m->forward(b.src, b.src_lengths, b.tgt_in), b.tgt_out, ignore_pad);
     };
-    e.decode = [m](const Tensor& src, const std::vector<int64_t>& len, int64_t max_len) {
-      return nn::AttentionDecoding{m->greedy_decode(src, len, max_len), {}};
-    };
+    e.model = m.get();
     return e;
   }
   auto o = nn::AttentionSeq2SeqOptions(V, V).with_hidden_size(c.hidden).with_embed_dim(c.embed);
@@ -118,9 +117,7 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
     const Tensor keep = ne(b.tgt_out, scalar(data::Vocab::kPad));  // (B, T)
     return token_loss + nn::reinforce_loss(nll, out.log_prob, keep, *baseline);
   };
-  e.decode = [m](const Tensor& src, const std::vector<int64_t>& len, int64_t max_len) {
-    return m->greedy_decode(src, len, max_len);
-  };
+  e.model = m.get();
   return e;
 }
 
@@ -170,8 +167,9 @@ std::map<int64_t, double> evaluate(Experiment& e, const Config& c, const data::E
       src.push_back(test.src[i]);
       lengths.push_back(static_cast<int64_t>(test.src[i].size()));
     }
-    const nn::AttentionDecoding out = e.decode(data::pad_sequences(src), lengths, c.max_len + 2);
-    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.ids[k] == test.tgt[start + k]);
+    const nn::DecodeResult out =
+        nn::greedy_decode(*e.model, data::pad_sequences(src), lengths, nn::DecodeOptions().with_max_len(c.max_len + 2));
+    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.tokens[k] == test.tgt[start + k]);
   }
   return buckets.accuracy();
 }
@@ -231,10 +229,13 @@ int main(int argc, char** argv) {
     for (Experiment& e : experiments) {
       if (e.name == "none") continue;
       const std::vector<int64_t> src = test_data.src[0];
-      const nn::AttentionDecoding d = e.decode(data::pad_sequences({src}), {static_cast<int64_t>(src.size())}, c.max_len + 2);
-      std::vector<std::string> rows = vocab.decode(d.ids[0]), cols = vocab.decode(src);
-      if (d.weights[0].size(0) > static_cast<int64_t>(rows.size())) rows.push_back("<eos>");
-      viz::Heatmap map(rows, cols, d.weights[0]);  // (T_out, S)
+      const nn::DecodeResult d = nn::greedy_decode(*e.model, data::pad_sequences({src}), {static_cast<int64_t>(src.size())},
+                                                   nn::DecodeOptions().with_max_len(c.max_len + 2).with_need_weights(true));
+      const Tensor& a = d.cross_attention[0][0];  // one layer, one head: (1, T_out, S)
+      const Tensor weights = a.reshape({a.size(1), a.size(2)});
+      std::vector<std::string> rows = vocab.decode(d.tokens[0]), cols = vocab.decode(src);
+      if (weights.size(0) > static_cast<int64_t>(rows.size())) rows.push_back("<eos>");
+      viz::Heatmap map(rows, cols, weights);  // (T_out, S)
       map.set_title("Alignment (" + e.name + "): source along the top, output down the side");
       map.save(c.out_dir + "/attention_heatmap.svg");
       std::cout << "\nalignment of \"" << test_pairs[0].source << "\" (" << e.name << "):\n" << map.to_text() << "wrote "

@@ -420,7 +420,7 @@ std::string unknown_tokens(const Translator& t, const std::string& text) {
 
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   Args a("translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
-         {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (transformer models)"}});
+         {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (1: greedy decoding)"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
@@ -449,7 +449,7 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
   Args a("eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--show N]",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"data", "", "a TSV file of source<TAB>reference lines"},
-          {"beam", "1", "beam size (transformer models)"},
+          {"beam", "1", "beam size (1: greedy decoding)"},
           {"show", "0", "also print the first N translations beside their references"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;

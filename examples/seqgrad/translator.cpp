@@ -95,31 +95,31 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
   const nn::CellType cell = c.model == "rnn" ? nn::CellType::RNN
                             : (c.model == "lstm" || c.model == "lstm-attn") ? nn::CellType::LSTM
                                                                             : nn::CellType::GRU;
+  // Build the kind asked for; from here on it is only an EncoderDecoder (and a Module).
+  auto keep = [&](auto model) {
+    module_ = model;
+    model_ = model.get();
+  };
   if (c.model == "rnn" || c.model == "gru" || c.model == "lstm") {
-    seq2seq_ = std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers)
+    keep(std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers)
                                                  .with_hidden_size(c.hidden).with_embed_dim(c.dim)
-                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout));
+                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout)));
   } else if (c.model == "gru-attn" || c.model == "lstm-attn") {
-    attention_ = std::make_shared<nn::AttentionSeq2Seq>(
+    keep(std::make_shared<nn::AttentionSeq2Seq>(
         nn::AttentionSeq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers).with_hidden_size(c.hidden)
             .with_embed_dim(c.dim).with_bidirectional(c.bidirectional).with_dropout(dropout)
-            .with_score(nn::parse_score(c.attention)));
+            .with_score(nn::parse_score(c.attention))));
   } else if (c.model == "transformer") {
-    transformer_ = std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
+    keep(std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
                                                          .with_num_layers(c.layers).with_dim_feedforward(c.ffn)
-                                                         .with_dropout(dropout).with_max_len(c.max_len + 2));
+                                                         .with_dropout(dropout).with_max_len(c.max_len + 2)));
   } else {
     check(false, "seqgrad: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, transformer, got '", c.model, "'");
   }
 }
 
-const nn::Module& Translator::module() const {
-  if (seq2seq_) return *seq2seq_;
-  if (attention_) return *attention_;
-  return *transformer_;
-}
-
-nn::Module& Translator::module() { return const_cast<nn::Module&>(static_cast<const Translator*>(this)->module()); }
+const nn::Module& Translator::module() const { return *module_; }
+nn::Module& Translator::module() { return *module_; }
 
 data::Tokenization Translator::src_tok() const {
   return config.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
@@ -138,16 +138,11 @@ std::string Translator::target_text(const std::vector<int64_t>& ids) const {
 
 Variable Translator::loss(const data::Batch& b, real label_smoothing) {
   const auto opt = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(label_smoothing);
-  Variable logits;  // (B, T, V)
-  if (seq2seq_) logits = seq2seq_->forward(b.src, b.src_lengths, b.tgt_in);
-  if (attention_) logits = attention_->forward(b.src, b.src_lengths, b.tgt_in).logits;
-  if (transformer_) logits = transformer_->forward(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths);
+  const Variable logits = model_->logits(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths);  // (B, T, V)
   return nn::cross_entropy(logits, b.tgt_out, opt);
 }
 
 std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam) {
-  check(beam == 1 || transformer_, "seqgrad: --beam above 1 needs a transformer model; this one is '", config.model,
-        "' (use --beam 1)");
   module().eval();
   std::vector<std::vector<int64_t>> out;
   for (size_t start = 0; start < sources.size(); start += 64) {
@@ -161,15 +156,9 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
     }
     const Tensor src = data::pad_sequences(chunk);
     const int64_t max_out = config.max_len;
-    std::vector<std::vector<int64_t>> ids;
-    if (seq2seq_) ids = seq2seq_->greedy_decode(src, lengths, max_out);
-    if (attention_) ids = attention_->greedy_decode(src, lengths, max_out).ids;
-    if (transformer_) {
-      const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
-      ids = beam > 1 ? nn::beam_search(*transformer_, src, lengths, opt).tokens
-                     : nn::greedy_decode(*transformer_, src, lengths, opt).tokens;
-    }
-    out.insert(out.end(), ids.begin(), ids.end());
+    const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
+    const nn::DecodeResult r = beam > 1 ? nn::beam_search(*model_, src, lengths, opt) : nn::greedy_decode(*model_, src, lengths, opt);
+    out.insert(out.end(), r.tokens.begin(), r.tokens.end());
   }
   return out;
 }
@@ -184,7 +173,6 @@ std::vector<std::string> Translator::translate(const std::vector<std::string>& s
 
 Tensor Translator::alignment(const std::string& sentence, std::vector<std::string>& src_tokens,
                              std::vector<std::string>& out_tokens) {
-  check(!seq2seq_, "seqgrad attention: model '", config.model, "' has no attention (try gru-attn, lstm-attn or transformer)");
   module().eval();
   src_tokens = source_tokens(sentence);
   check(!src_tokens.empty(), "seqgrad attention: the sentence is empty");
@@ -192,19 +180,12 @@ Tensor Translator::alignment(const std::string& sentence, std::vector<std::strin
   const std::vector<int64_t> ids = src_vocab.encode(src_tokens);
   const Tensor src = data::pad_sequences({ids});
   const std::vector<int64_t> lengths{static_cast<int64_t>(ids.size())};
-  Tensor weights;  // (T_out, S)
-  std::vector<int64_t> out_ids;
-  if (attention_) {
-    const nn::AttentionDecoding d = attention_->greedy_decode(src, lengths, config.max_len);
-    out_ids = d.ids[0];
-    weights = d.weights[0];
-  } else {
-    const nn::DecodeResult d =
-        nn::greedy_decode(*transformer_, src, lengths, nn::DecodeOptions().with_max_len(config.max_len).with_need_weights(true));
-    out_ids = d.tokens[0];
-    weights = mean(d.cross_attention[0].back(), 0);  // the last decoder layer, averaged over heads: (T_out, S)
-  }
-  out_tokens = tgt_vocab.decode(out_ids);
+  const nn::DecodeResult d =
+      nn::greedy_decode(*model_, src, lengths, nn::DecodeOptions().with_max_len(config.max_len).with_need_weights(true));
+  check(!d.cross_attention.empty(), "seqgrad attention: model '", config.model,
+        "' has no attention (try gru-attn, lstm-attn or transformer)");
+  const Tensor weights = mean(d.cross_attention[0].back(), 0);  // the last layer, averaged over heads: (T_out, S)
+  out_tokens = tgt_vocab.decode(d.tokens[0]);
   if (weights.size(0) > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");
   return weights;
 }

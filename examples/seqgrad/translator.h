@@ -55,7 +55,7 @@ class Translator {
   const nn::Module& module() const;
   // Mean cross-entropy over the batch's real target tokens.
   Variable loss(const data::Batch& batch, real label_smoothing);
-  // Greedy (beam = 1) or beam search; ids without <bos>/<eos>.
+  // Greedy (beam = 1) or beam search, for every model kind; ids without <bos>/<eos>.
   std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam);
   // Text in, text out.
   std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam);
@@ -81,9 +81,10 @@ class Translator {
  private:
   data::Tokenization src_tok() const;
   data::Tokenization tgt_tok() const;
-  std::shared_ptr<nn::Seq2Seq> seq2seq_;
-  std::shared_ptr<nn::AttentionSeq2Seq> attention_;
-  std::shared_ptr<nn::Transformer> transformer_;
+  // The model, whichever kind: everything after construction goes through the decoding
+  // interface (nn/encoder_decoder.h), with no switch over kinds.
+  std::shared_ptr<nn::Module> module_;
+  nn::EncoderDecoder* model_ = nullptr;
 };
 
 }  // namespace seqgrad::cli

@@ -5,6 +5,7 @@
 #include "data/batch.h"
 #include "data/tasks.h"
 #include "nn/attention_seq2seq.h"
+#include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
 #include "tests/test_util.h"
@@ -26,9 +27,12 @@ TEST_CASE("shapes, and alignments that sum to 1 and ignore padding") {
       CHECK(out.weights.value().at({1, t, 2}) == 0);  // the second source has 2 real positions
       CHECK(out.weights.value().at({1, t, 3}) == 0);
     }
-    const nn::AttentionDecoding d = model.greedy_decode(b.src, b.src_lengths, 5);
-    CHECK(d.ids.size() == 2);
-    CHECK(d.weights[1].size(1) == 2);  // only the real source positions
+    const nn::DecodeResult d =
+        nn::greedy_decode(model, b.src, b.src_lengths, nn::DecodeOptions().with_max_len(5).with_need_weights(true));
+    CHECK(d.tokens.size() == 2);
+    REQUIRE(d.cross_attention[1].size() == 1);  // one layer
+    const Tensor& w = d.cross_attention[1][0];  // one head: (1, T_out, 2), only the real source positions
+    CHECK(w.shape() == Shape{1, static_cast<int64_t>(std::min<size_t>(d.tokens[1].size() + 1, 5)), 2});
   }
 }
 
@@ -98,9 +102,9 @@ TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
   std::vector<size_t> first(200);
   for (size_t i = 0; i < first.size(); ++i) first[i] = i;
   const data::Batch test = enc.batch(first);
-  const nn::AttentionDecoding d = model.greedy_decode(test.src, test.src_lengths, 12);
+  const nn::DecodeResult d = nn::greedy_decode(model, test.src, test.src_lengths, nn::DecodeOptions().with_max_len(12));
   int correct = 0;
-  for (size_t i = 0; i < first.size(); ++i) correct += d.ids[i] == enc.tgt[i];
+  for (size_t i = 0; i < first.size(); ++i) correct += d.tokens[i] == enc.tgt[i];
   INFO("exact match " << correct << " / 200");
   // 60% exact match; chance is (1/6)^length. Seeds 4 to 7 give 146 to 183 of 200: the exact
   // figure moves with any change in rounding, so the bar sits clear of that spread.

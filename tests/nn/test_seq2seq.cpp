@@ -2,6 +2,7 @@
 // and "it learns" a short copy task with each cell type.
 #include "data/batch.h"
 #include "data/tasks.h"
+#include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
 #include "nn/seq2seq.h"
@@ -19,7 +20,7 @@ TEST_CASE("Seq2Seq shapes for each context kind, stacked and bidirectional") {
     CHECK(enc.outputs.shape() == Shape{2, 3, 16});
     CHECK(enc.context.shape() == Shape{2, 16});
     CHECK(model.forward(b.src, b.src_lengths, b.tgt_in).shape() == Shape{2, 5, 12});
-    const auto out = model.greedy_decode(b.src, b.src_lengths, 6);
+    const auto out = nn::greedy_decode(model, b.src, b.src_lengths, nn::DecodeOptions().with_max_len(6)).tokens;
     CHECK(out.size() == 2);
     CHECK(out[0].size() <= 6);
   }
@@ -63,7 +64,7 @@ TEST_CASE("it learns: seq2seq copies short sequences with each cell type") {
     std::vector<size_t> first(200);
     for (size_t i = 0; i < first.size(); ++i) first[i] = i;
     const data::Batch test = enc.batch(first);
-    const auto out = model.greedy_decode(test.src, test.src_lengths, 8);
+    const auto out = nn::greedy_decode(model, test.src, test.src_lengths, nn::DecodeOptions().with_max_len(8)).tokens;
     int correct = 0;
     for (size_t i = 0; i < first.size(); ++i) correct += out[i] == enc.tgt[i];
     INFO("exact match " << correct << " / 200");
