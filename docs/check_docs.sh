@@ -16,7 +16,8 @@
 # Included text has its common indentation removed and any marker lines inside it dropped.
 # Included files must be compiled by the build (tensor/ autograd/ nn/ data/ viz/ examples/
 # bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
-# Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist.
+# Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist,
+# and every file in architecture.md's "Where is each concept" table must exist.
 # POSIX sh, awk, grep, sed, diff and cmp only.
 
 set -u
@@ -27,7 +28,7 @@ files=""
 for arg in "$@"; do
   case "$arg" in
     --update) update=1 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check_docs: unknown flag '$arg'; expected --update or chapter files" >&2; exit 2 ;;
     *) files="$files $arg" ;;
   esac
@@ -249,6 +250,24 @@ for md in $files; do
 done
 if [ -s "$tmp/badlinks" ]; then
   problems=$((problems + $(wc -l < "$tmp/badlinks")))
+fi
+
+# The concept table of architecture.md: every row names one file, and it exists.
+if [ -f docs/architecture.md ]; then
+  awk '
+    /^## / { inside = ($0 == "## Where is each concept"); next }
+    inside && /^\| / && !/^\|---/ && !/^\| concept \|/ {
+      n = split($0, cell, "|"); path = cell[3]; gsub(/^ *`|` *$/, "", path); print NR ": " path
+    }' docs/architecture.md > "$tmp/concepts"
+  [ -s "$tmp/concepts" ] || fail "docs/architecture.md: no table under '## Where is each concept'"
+  while IFS= read -r row; do
+    line=${row%%:*} path=${row#*: }
+    checked=$((checked + 1))
+    case "$path" in
+      *' '*|*'`'*|'') fail "docs/architecture.md:$line: expected one file per concept, got '$path'" ;;
+      *) [ -f "$path" ] || fail "docs/architecture.md:$line: no file '$path'" ;;
+    esac
+  done < "$tmp/concepts"
 fi
 
 if [ "$update" = 1 ]; then
