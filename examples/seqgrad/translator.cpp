@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
+#include "data/metrics.h"
 #include "nn/checkpoint.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -245,6 +246,20 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   nn::load(t->module(), path, /*strict=*/meta.count("seqgrad.train_state") == 0);
   t->module().eval();
   return t;
+}
+
+// ================================================================================================
+// Scores
+
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam) {
+  std::vector<std::string> sources;
+  std::vector<data::Tokens> refs, hyps;
+  for (const data::Pair& p : pairs) {
+    sources.push_back(p.source);
+    refs.push_back(t.target_tokens(p.target));
+  }
+  for (const std::string& h : t.translate(sources, beam)) hyps.push_back(t.target_tokens(h));
+  return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
 }
 
 }  // namespace seqgrad::cli

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/vocab.h"
 #include "nn/attention_seq2seq.h"
@@ -86,5 +87,12 @@ class Translator {
   std::shared_ptr<nn::Module> module_;
   nn::EncoderDecoder* model_ = nullptr;
 };
+
+// How well a model translates `pairs` (greedy, or beam search with beam > 1): exact match,
+// token error rate and BLEU, as `seqgrad eval` prints them.
+struct Scores {
+  double exact = 0, ter = 0, bleu = 0;
+};
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam);
 
 }  // namespace seqgrad::cli

@@ -1,0 +1,417 @@
+// examples/seqgrad/train.cpp - `seqgrad train`, stage by stage; see train.h.
+#include "examples/seqgrad/train.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <set>
+
+#include "autograd/anomaly.h"
+#include "data/corpus.h"
+#include "examples/seqgrad/resume.h"
+#include "examples/seqgrad/translator.h"
+#include "io/atomic_file.h"
+#include "nn/optim.h"
+#include "nn/schedule.h"
+#include "tensor/check.h"
+#include "tensor/random.h"
+#include "tensor/thread_pool.h"
+#include "viz/plot.h"
+#include "viz/progress.h"
+
+namespace seqgrad::cli {
+
+const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
+
+namespace {
+
+// The length range a task's sentences have when no --min-len/--max-len is given.
+std::pair<int64_t, int64_t> default_lengths(const std::string& task) {
+  if (task == "date") return {1, 40};
+  if (task == "en-zh" || task == "en-fr") return {1, 20};
+  return {3, 10};
+}
+
+}  // namespace
+
+std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
+  const std::string task = a.choice("task", kTasks);
+  auto [lo, hi] = default_lengths(task);
+  if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
+  if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
+  check(lo <= hi, "seqgrad ", a.command(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
+  return data::make_pairs(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed));
+}
+
+namespace {
+
+// ================================================================================================
+// Configuration: from the flags (with --resume, the saved ones) to the run's settings
+
+Args train_flags() {
+  return Args("train",
+         "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
+         "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
+         {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
+          {"train", "", "train on a TSV file of source<TAB>target lines"},
+          {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
+          {"n", "5000", "pairs to generate for --task"},
+          {"min-len", "", "shortest generated source (task default)"},
+          {"max-len", "", "longest generated source (task default)"},
+          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
+          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
+          {"layers", "2", "encoder (and Transformer decoder) layers"},
+          {"hidden", "128", "hidden size of recurrent models"},
+          {"dim", "64", "embedding size; the Transformer's model width"},
+          {"heads", "4", "attention heads (Transformer)"},
+          {"ffn", "256", "feed-forward width (Transformer)"},
+          {"dropout", "0.1", "dropout probability"},
+          {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
+          {"epochs", "10", "passes over the training data"},
+          {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
+          {"batch", "64", "sentence pairs per step"},
+          {"lr", "0.001", "Adam learning rate"},
+          {"label-smoothing", "0", "label smoothing epsilon"},
+          {"seed", "0", "random seed"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
+          {"src-tokens", "", "space or char (default: char for date, else space)"},
+          {"tgt-tokens", "", "space or char (default: char for date, else space)"},
+          {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
+          {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
+          {"out", "", "where to write the checkpoint (.safetensors)"},
+          {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
+          {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
+          {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}});
+}
+
+struct Settings {
+  Args args = train_flags();  // the effective flags: with --resume, the saved ones and those given again
+  ModelConfig config;
+  int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0;
+  double minutes = 0;  // 0: no time budget
+  real lr = 0, smoothing = 0;
+  uint64_t seed = 0;
+  std::string out_path;
+  bool resuming = false;
+  std::string resume_from;
+  TrainProgress progress;  // a fresh run: epoch 1, step 0
+};
+
+// With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
+// alone may be given again: how long to go on, threads, where to write, anomaly checks.
+const std::set<std::string> kResumeFlags{"resume", "epochs", "minutes", "threads", "out", "loss-log", "detect-anomaly"};
+
+std::vector<std::string> resume_words(const Args& now, const TrainProgress& saved) {
+  const std::vector<FlagSpec>& flags = now.flags();
+  std::vector<std::string> words;
+  for (const FlagSpec& f : flags) {
+    if (!now.given(f.name) || f.name == "resume") continue;
+    check(kResumeFlags.count(f.name) > 0, "seqgrad train: --", f.name, " cannot change when resuming; --resume "
+          "continues a run with its own settings (only --epochs, --minutes, --threads, --out, --loss-log and "
+          "--detect-anomaly can be given again)");
+    words.push_back("--" + f.name + (f.is_switch ? "" : "=" + now.text(f.name)));
+  }
+  for (const auto& [name, value] : saved.flags) {
+    if (now.given(name)) continue;
+    const std::string& wanted = name;  // (a lambda cannot capture a structured binding in C++17)
+    const auto f = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& x) { return x.name == wanted; });
+    check_state(f != flags.end() && name != "resume", "seqgrad train: --resume: the checkpoint names an unknown flag '",
+                name, "'");
+    words.push_back("--" + name + (f->is_switch ? "" : "=" + value));
+  }
+  return words;
+}
+
+
+// Checks every flag, and every file the run will write, before anything is trained.
+Settings configure(const Args& given) {
+  Settings s;
+  Args& a = s.args;
+  a = given;
+  s.resuming = a.given("resume");
+  s.resume_from = a.text("resume");
+  TrainProgress& progress = s.progress;
+  if (s.resuming) {
+    progress = read_progress(s.resume_from);
+    const std::vector<std::string> effective = resume_words(a, progress);
+    a = train_flags();
+    a.parse(effective);
+  }
+  check(a.given("task") != a.given("train"), "seqgrad train: give exactly one of --task NAME or --train FILE");
+  check(a.given("out"), "seqgrad train: --out MODEL.safetensors is required");
+  progress.flags.clear();
+  for (const FlagSpec& f : a.flags())
+    if (a.given(f.name)) progress.flags[f.name] = a.text(f.name);
+
+  ModelConfig& c = s.config;
+  c.model = a.choice("model", kModelNames);
+  c.attention = a.choice("attention", kScoreNames);
+  c.layers = a.integer("layers", 1, kMaxLayers);
+  c.hidden = a.integer("hidden", 1, kMaxWidth);
+  c.dim = a.integer("dim", 1, kMaxWidth);
+  c.heads = a.integer("heads", 1, kMaxHeads);
+  c.ffn = a.integer("ffn", 1, kMaxFeedForward);
+  c.dropout = a.number("dropout", 0, kMaxDropout);
+  c.bidirectional = a.on("bidirectional");
+  c.max_len = a.integer("max-decode", 1, kMaxDecode);
+  const bool date = a.text("task") == "date";
+  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
+  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
+  check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
+        ") must be a multiple of --heads (", c.heads, ")");
+  s.epochs = a.integer("epochs", 1, kMaxEpochs);
+  s.batch = a.integer("batch", 1, 65536);
+  check(!s.resuming || progress.epoch <= s.epochs, "seqgrad train: '", s.resume_from, "' stopped in epoch ", progress.epoch,
+        "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
+  s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
+  s.lr = static_cast<real>(a.number("lr", 1e-7, 10));
+  s.smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
+  s.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
+  s.threads = a.integer("threads", 0, 256);
+  s.min_freq = a.integer("min-freq", 1, 1000000);
+  s.out_path = a.text("out");
+  // Every file the run will write is checked now, not after an epoch of training.
+  io::check_writable(s.out_path, "seqgrad train: --out");
+  io::check_writable(svg_path_for(s.out_path), "seqgrad train: the loss plot");
+  io::check_writable(resume_path_for(s.out_path), "seqgrad train: the resume file");
+  return s;
+}
+
+// ================================================================================================
+// Data: the sentence pairs, the vocabularies and the model (new, or the resumed one)
+
+struct Data {
+  std::unique_ptr<Translator> translator;
+  data::EncodedPairs train, valid;
+  std::vector<int64_t> lengths;         // of the training sources, for batching
+  std::vector<data::Pair> probe_pairs;  // up to 500 validation pairs, translated after each epoch
+};
+
+Data load_data(const Settings& s, std::ostream& out) {
+  const Args& a = s.args;
+  const ModelConfig& c = s.config;
+  Data d;
+  std::vector<data::Pair> train_pairs =
+      a.given("task") ? task_pairs(a, a.integer("n", 10, 10000000), s.seed) : data::read_tsv_file(a.text("train"));
+  std::vector<data::Pair> valid_pairs;
+  if (a.given("valid")) {
+    valid_pairs = data::read_tsv_file(a.text("valid"));
+  } else {
+    const size_t held = std::max<size_t>(1, train_pairs.size() / 10);
+    check(train_pairs.size() >= 2, "seqgrad train: need at least 2 sentence pairs to hold one out for validation");
+    valid_pairs.assign(train_pairs.end() - static_cast<std::ptrdiff_t>(held), train_pairs.end());
+    train_pairs.resize(train_pairs.size() - held);
+  }
+  const auto st = c.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+  const auto tt = c.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+  std::unique_ptr<Translator>& model = d.translator;
+  if (s.resuming) {
+    model = Translator::load(s.resume_from);  // the same vocabularies the data would give, and the weights
+    const std::string differs = first_difference(c, model->config, "its saved flags", "its model");
+    check_state(differs.empty(), "seqgrad train: '", s.resume_from, "': the saved flags contradict the model (", differs, ")");
+    model->module().train();
+  } else {
+    std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
+    for (const data::Pair& p : train_pairs) {
+      src_sentences.push_back(data::tokenize(p.source, st));
+      tgt_sentences.push_back(data::tokenize(p.target, tt));
+    }
+    model = std::make_unique<Translator>(c, data::Vocab::build(src_sentences, s.min_freq), data::Vocab::build(tgt_sentences, s.min_freq));
+  }
+  Translator& t = *model;
+  data::EncodedPairs& train = d.train;
+  train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  data::EncodedPairs& valid = d.valid;
+  valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  for (auto& s : train.src)
+    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
+  for (auto& s : train.tgt)
+    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
+  std::vector<int64_t>& lengths = d.lengths;
+  for (const auto& s : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(s.size())));
+  for (auto& s : train.src)
+    if (s.empty()) s.push_back(data::Vocab::kUnk);
+  out << train.size() << " training pairs, " << valid.size() << " validation pairs; vocabularies " << t.src_vocab.size()
+      << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
+
+  d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  return d;
+}
+
+// ================================================================================================
+// The training loop: steps, validation after each epoch, the best checkpoint, Ctrl-C
+
+double validation_loss(Translator& t, const data::EncodedPairs& valid) {
+  NoGradGuard no_grad;
+  t.module().eval();
+  double total = 0;
+  int64_t batches = 0;
+  std::vector<int64_t> lengths;
+  for (const auto& s : valid.src) lengths.push_back(static_cast<int64_t>(s.size()));
+  for (const auto& idx : data::make_batches(lengths, 64, 0)) {
+    total += t.loss(valid.batch(idx), 0).item();
+    ++batches;
+  }
+  t.module().train();
+  return batches ? total / static_cast<double>(batches) : 0;
+}
+
+// Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
+// checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
+int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time, std::ostream& out) {
+  const Args& a = s.args;
+  Translator& t = *d.translator;
+  TrainProgress& progress = s.progress;
+  const data::EncodedPairs& train = d.train;
+  const std::string& out_path = s.out_path;
+  // Adam with the Transformer paper's betas; the learning rate ramps up linearly over the first
+  // 100 steps (or the first 10% of a short run) so the first large gradients do no damage.
+  const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + s.batch - 1) / s.batch;
+  nn::Adam opt(t.module().parameters(), nn::AdamOptions(s.lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
+  if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
+  nn::LinearWarmupLR warmup(opt, progress.warmup_steps);
+  if (s.resuming) {
+    resume_optimizer_and_rng(s.resume_from, opt);
+    // Where the file says the run stopped must fit this run's data (the same data, rebuilt
+    // from the saved flags): a step past the epoch's batches, or more optimizer steps than the
+    // batches before it, means the file was edited or belongs to another run.
+    check_state(progress.step <= batches_per_epoch, "seqgrad train: '", s.resume_from, "': the training state's 'step' (",
+                progress.step, ") is past the ", batches_per_epoch, " batches of an epoch");
+    // (The optimizer saves its step as a float32: past 2^24 steps it is rounded, the bound too.)
+    const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
+    check_state(opt.steps_taken() <= static_cast<int64_t>(static_cast<float>(batches_before)), "seqgrad train: '", s.resume_from, "': the optimizer has taken ",
+                opt.steps_taken(), " steps, but the run had trained only ", batches_before, " batches");
+    warmup.set_step(opt.steps_taken());
+    out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_minutes = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
+  // Ctrl-C, SIGTERM or SIGHUP: finish the step, save what --resume needs, and stop with the
+  // shell's code for that signal (130, 143, 129).
+  const InterruptHandler interrupt;
+  // The resume file is saved before anything is printed: a terminal that has gone (SIGHUP) or a
+  // `| tee` killed by the same Ctrl-C must not stop the save.
+  auto save_resume_file = [&](int64_t epoch, int64_t step, double total) {
+    progress.epoch = epoch;
+    progress.step = step;
+    progress.epoch_loss = total;
+    const std::string path = resume_path_for(out_path);
+    save_resume_checkpoint(path, t, opt, progress);
+    return path;
+  };
+  auto stop_here = [&](int64_t epoch, int64_t step, double total, viz::ProgressBar& bar) {
+    const std::string path = save_resume_file(epoch, step, total);
+    bar.finish();
+    out << "interrupted by " << interrupt.name() << " after step " << step << " of epoch " << epoch << "; saved "
+        << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
+    return 128 + interrupt.signal();
+  };
+  out_of_time = false;
+  for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time; ++epoch) {
+    viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
+    const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
+    double total = continued ? progress.epoch_loss : 0;
+    int64_t step = continued ? progress.step : 0;
+    const auto batches = data::make_batches(d.lengths, s.batch, s.seed + static_cast<uint64_t>(epoch));
+    while (step < static_cast<int64_t>(batches.size())) {
+      if (interrupt.requested()) return stop_here(epoch, step, total, bar);
+      const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];
+      // [docs:train_step]
+      const data::Batch b = train.batch(idx);
+      Variable loss = t.loss(b, s.smoothing);
+      opt.zero_grad();
+      loss.backward();
+      nn::clip_grad_norm(t.module().parameters(), 1);
+      opt.step();
+      warmup.step();
+      total += loss.item();
+      int64_t tokens = 0;
+      for (int64_t n : b.tgt_lengths) tokens += n;
+      bar.update(++step, {{"loss", loss.item()}}, tokens);
+      // [docs:end]
+      if (loss_log.is_open()) {
+        loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
+        if (!loss_log.good()) {  // hours of training are not lost to a full log disk: save, then say so
+          const std::string reason = errno ? std::strerror(errno) : "write error";
+          const std::string path = save_resume_file(epoch, step, total);
+          check_state(false, "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", reason, "; saved ", path,
+                      " (continue with: seqgrad train --resume ", path, " --loss-log ANOTHER_FILE)");
+        }
+      }
+      if (s.minutes > 0 && elapsed_minutes() >= s.minutes) {
+        out_of_time = true;
+        break;
+      }
+    }
+    if (interrupt.requested()) return stop_here(epoch, step, total, bar);
+    bar.finish();
+    const double vloss = validation_loss(t, d.valid);
+    const Scores scores = score(t, d.probe_pairs, 1);
+    t.module().train();
+    out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
+        << " valid_loss=" << vloss << " exact_match=" << std::setprecision(3) << scores.exact << " token_error_rate=" << scores.ter
+        << (out_of_time ? " (time budget reached)" : "") << "\n";
+    progress.epochs.push_back(static_cast<double>(epoch));
+    progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
+    progress.valid_loss.push_back(vloss);
+    progress.exact_match.push_back(scores.exact);
+    if (vloss < progress.best_valid) {
+      progress.best_valid = vloss;
+      t.save(out_path);
+      out << "saved " << out_path << "\n";
+    }
+    progress.epoch = epoch + 1;
+    progress.step = 0;
+    progress.epoch_loss = 0;
+  }
+  return 0;
+}
+
+// ================================================================================================
+// Saving what is left: the loss plot; the resume file of a finished run goes
+
+void finish(const Settings& s, bool out_of_time, std::ostream& out) {
+  const TrainProgress& progress = s.progress;
+  viz::LinePlot plot("Training: loss and exact match per epoch", "epoch", "");
+  plot.add_series("train loss", progress.epochs, progress.train_loss).add_series("valid loss", progress.epochs, progress.valid_loss);
+  plot.add_series("valid exact match", progress.epochs, progress.exact_match).save(svg_path_for(s.out_path));
+  out << "wrote " << svg_path_for(s.out_path) << "\n";
+  // The run is finished: its resume file would only train it again (and repeat loss-log lines).
+  // (A run stopped by --minutes is not finished: it can still be resumed from the same file.)
+  if (s.resuming && !out_of_time && s.resume_from == resume_path_for(s.out_path) && std::remove(s.resume_from.c_str()) == 0)
+    out << "removed " << s.resume_from << " (the run is finished)\n";
+}
+
+}  // namespace
+
+std::string svg_path_for(const std::string& checkpoint) { return io::sibling_path(checkpoint, ".training.svg"); }
+
+int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
+  Args given = train_flags();
+  given.parse(words);
+  if (given.help_requested()) return out << given.help(), 0;
+  check(given.positional().empty(), "seqgrad train: unexpected argument '",
+        given.positional().empty() ? "" : given.positional()[0], "'");
+  Settings s = configure(given);
+  std::ofstream loss_log;
+  if (s.args.given("loss-log")) {
+    loss_log.open(s.args.text("loss-log"), s.resuming ? std::ios::app : std::ios::trunc);
+    check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", s.args.text("loss-log"), "': ", std::strerror(errno));
+    loss_log << std::setprecision(std::numeric_limits<real>::max_digits10);
+  }
+  if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
+  const DetectAnomalyGuard anomaly(s.args.on("detect-anomaly"));
+  manual_seed(s.seed);
+  Data d = load_data(s, out);
+  bool out_of_time = false;
+  if (const int code = train_loop(s, d, loss_log, out_of_time, out)) return code;
+  finish(s, out_of_time, out);
+  return 0;
+}
+
+}  // namespace seqgrad::cli

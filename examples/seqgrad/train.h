@@ -1,0 +1,30 @@
+// examples/seqgrad/train.h - `seqgrad train`, in four stages that read top to bottom in
+// train.cpp: configuration (the flags, or a resume file's saved ones, checked with every file
+// the run will write), data (the corpus, the vocabularies, the model), the training loop (steps,
+// validation after each epoch, the best checkpoint, Ctrl-C/SIGTERM/SIGHUP and the resume file),
+// and saving what is left (the loss plot). resume.h holds what --resume reads and writes.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "data/tasks.h"
+#include "examples/seqgrad/args.h"
+
+namespace seqgrad::cli {
+
+// The toy tasks --task names, and their pairs as the data and train commands generate them
+// (--task, --min-len, --max-len from `a`; the task's own length range where not given).
+extern const std::vector<std::string> kTasks;
+std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed);
+
+// "runs/m.safetensors" -> "runs/m.training.svg": where train draws its loss curves.
+std::string svg_path_for(const std::string& checkpoint);
+
+// `seqgrad train WORDS...`: 0 when finished, 128 + n when signal n stopped it (after saving a
+// resume file); errors are exceptions (commands.h turns them into one line and exit code 2).
+int cmd_train(const std::vector<std::string>& words, std::ostream& out);
+
+}  // namespace seqgrad::cli
