@@ -77,54 +77,87 @@ Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, 
 // [docs:end]
 
 // ================================================================================================
-// One decoder step
+// Reading the memory: soft (a weighted sum) or hard (one sampled position)
 
-// [docs:step]
-AttentionSeq2Seq::Step AttentionSeq2Seq::decode_one(const Variable& y, RNNState& state, Variable& feed, const Variable& memory,
-                                              const Tensor& mask, const std::vector<int64_t>& lengths) {
-  const bool luong = options.style == AttentionStyle::Luong;
-  if (luong) state = cell->forward(concat({y, feed}, 1), state);  // h_t from [y_{t-1}; h~_{t-1}]
-  // Bahdanau asks with the previous state, Luong with the new one.
-  Step r;
-  r.weights = align(state.h, memory, mask, lengths);  // (B, S)
-  Variable context;                                     // (B, M)
-  if (!options.hard) {
-    context = squeeze(matmul(unsqueeze(r.weights, 1), memory), 1);  // sum_s a_s m_s
-  } else {
-    // Hard attention: one position per sequence, sampled from a (training) or its argmax.
-    const int64_t B = memory.size(0), S = memory.size(1);
-    const Tensor a = r.weights.value();
-    Tensor onehot = zeros({B, S});
-    for (int64_t b = 0; b < B; ++b) {
-      const real* row = a.data() + b * S;
-      double total = 0;
-      for (int64_t s = 0; s < S; ++s) total += row[s];
-      int64_t chosen = 0;
-      if (is_training()) {
-        double u = sampler.uniform() * total, acc = 0;
-        for (chosen = 0; chosen < S - 1; ++chosen)
-          if ((acc += row[chosen]) > u) break;
-      } else {
-        for (int64_t s = 1; s < S; ++s)
-          if (row[s] > row[chosen]) chosen = s;
-      }
-      onehot.data()[b * S + chosen] = 1;
+namespace {
+
+// c_t = sum_s a_t(s) m_s: weights (B, S), memory (B, S, M) -> (B, M)
+Variable soft_context(const Variable& weights, const Variable& memory) {
+  return squeeze(matmul(unsqueeze(weights, 1), memory), 1);
+}
+
+// One position per row as a one-hot (B, S): drawn from the weights a_t (training; they need not
+// sum to 1), or their argmax (evaluation).
+Tensor sample_position(const Tensor& a, bool sample, Generator& generator) {
+  const int64_t B = a.size(0), S = a.size(1);
+  Tensor onehot = zeros({B, S});
+  for (int64_t b = 0; b < B; ++b) {
+    const real* row = a.data() + b * S;
+    double total = 0;
+    for (int64_t s = 0; s < S; ++s) total += row[s];
+    int64_t chosen = 0;
+    if (sample) {
+      double u = generator.uniform() * total, acc = 0;
+      for (chosen = 0; chosen < S - 1; ++chosen)
+        if ((acc += row[chosen]) > u) break;
+    } else {
+      for (int64_t s = 1; s < S; ++s)
+        if (row[s] > row[chosen]) chosen = s;
     }
-    const Variable pick(onehot);
-    context = squeeze(matmul(unsqueeze(pick, 1), memory), 1);  // m_{chosen}
-    // log pi(chosen) = log a[chosen] - log sum a (the local Gaussian weights need renormalising)
-    r.log_prob = log(sum(r.weights * pick, -1) + real(1e-12)) - log(sum(r.weights, -1) + real(1e-12));
+    onehot.data()[b * S + chosen] = 1;
   }
-  if (luong) {
-    feed = tanh(combine->forward(concat({context, state.h}, 1)));  // h~_t = tanh(W_c [c_t; h_t])
-    r.logits = out->forward(feed);
-  } else {
-    state = cell->forward(concat({y, context}, 1), state);  // s_t from [y_{t-1}; c_t]
-    r.logits = out->forward(concat({state.h, context}, 1));
+  return onehot;
+}
+
+}  // namespace
+
+// The alignment of `query` over the memory, and the context read with it.
+AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const Variable& memory, const Tensor& mask,
+                                                    const std::vector<int64_t>& lengths) {
+  Attended r;
+  r.weights = align(query, memory, mask, lengths);  // (B, S)
+  if (!options.hard) {
+    r.context = soft_context(r.weights, memory);  // (B, M)
+    return r;
   }
+  // Hard attention: c_t = m_{chosen}, and log pi(chosen) for REINFORCE = log a[chosen] -
+  // log sum a (the local Gaussian weights need renormalising).
+  const Variable pick(sample_position(r.weights.value(), is_training(), sampler));
+  r.context = soft_context(pick, memory);
+  r.log_prob = log(sum(r.weights * pick, -1) + real(1e-12)) - log(sum(r.weights, -1) + real(1e-12));
   return r;
 }
+
+// ================================================================================================
+// The two decoders, one step each
+
+// [docs:step]
+// Bahdanau et al. (2015): the previous state asks, and the context is an input of this step.
+AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNState& state, const Variable& memory,
+                                                       const Tensor& mask, const std::vector<int64_t>& lengths) {
+  const Attended c = attend(state.h, memory, mask, lengths);     // a_t = align(s_{t-1}, m); c_t
+  state = cell->forward(concat({y, c.context}, 1), state);        // s_t = RNN([y_{t-1}; c_t], s_{t-1})
+  const Variable logits = out->forward(concat({state.h, c.context}, 1));  // W_o [s_t; c_t]
+  return {logits, c.weights, c.log_prob};
+}
+
+// Luong et al. (2015): the new state asks, and its attentional state h~ is fed to the next step.
+AttentionSeq2Seq::Step AttentionSeq2Seq::luong_step(const Variable& y, RNNState& state, Variable& feed,
+                                                    const Variable& memory, const Tensor& mask,
+                                                    const std::vector<int64_t>& lengths) {
+  state = cell->forward(concat({y, feed}, 1), state);                // h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})
+  const Attended c = attend(state.h, memory, mask, lengths);        // a_t = align(h_t, m); c_t
+  feed = tanh(combine->forward(concat({c.context, state.h}, 1)));    // h~_t = tanh(W_c [c_t; h_t])
+  return {out->forward(feed), c.weights, c.log_prob};                // W_s h~_t
+}
 // [docs:end]
+
+AttentionSeq2Seq::Step AttentionSeq2Seq::decode_one(const Variable& y, RNNState& state, Variable& feed,
+                                                    const Variable& memory, const Tensor& mask,
+                                                    const std::vector<int64_t>& lengths) {
+  return options.style == AttentionStyle::Luong ? luong_step(y, state, feed, memory, mask, lengths)
+                                                : bahdanau_step(y, state, memory, mask, lengths);
+}
 
 // ================================================================================================
 // Forward (teacher forcing)

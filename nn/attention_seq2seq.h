@@ -100,10 +100,22 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
     Variable weights;  // (B, S)
     Variable log_prob; // (B), hard only
   };
-  // One decoder step: y_prev (B) token ids -> logits; updates state and the fed-back vector.
+  struct Attended {
+    Variable weights;   // (B, S): a_t
+    Variable context;   // (B, M): c_t
+    Variable log_prob;  // (B), hard only: log pi(the position read)
+  };
+  // One decoder step of either style: y (B, E) the embedded previous token; updates the
+  // recurrent state and (Luong) the fed-back h~.
   Step decode_one(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
-            const std::vector<int64_t>& lengths);
-  // Alignment weights for one query (B, H) over the memory (B, S, D*H).
+                  const std::vector<int64_t>& lengths);
+  Step bahdanau_step(const Variable& y_embedded, RNNState& state, const Variable& memory, const Tensor& mask,
+                     const std::vector<int64_t>& lengths);
+  Step luong_step(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
+                  const std::vector<int64_t>& lengths);
+  // Align `query` (B, H) over the memory and read the context, soft or hard.
+  Attended attend(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
+  // Alignment weights for one query (B, H) over the memory (B, S, D*H): global, or local-p.
   Variable align(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
 };
 
