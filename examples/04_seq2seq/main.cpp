@@ -15,6 +15,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/length_accuracy.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -97,24 +98,10 @@ std::map<int64_t, double> run(const Config& c, const std::string& trick, const d
     }
   bar.finish();
 
-  // Evaluation: greedy decoding, exact match of the whole sequence, per bucket of 5 lengths.
-  model.eval();
-  data::LengthBuckets buckets(c.min_len);  // exact match per bucket of 5 source lengths
-  for (size_t start = 0; start < test.size(); start += 100) {
-    std::vector<size_t> idx;
-    for (size_t i = start; i < std::min(test.size(), start + 100); ++i) idx.push_back(i);
-    std::vector<std::vector<int64_t>> src;
-    std::vector<int64_t> src_lengths;
-    for (size_t i : idx) {
-      src.push_back(apply_trick(test.src[i], trick));
-      src_lengths.push_back(static_cast<int64_t>(src.back().size()));
-    }
-    const nn::DecodeResult out =
-        nn::greedy_decode(model, data::pad_sequences(src), src_lengths, nn::DecodeOptions().with_max_len(c.max_len + 2));
-    for (size_t k = 0; k < idx.size(); ++k)
-      buckets.add(static_cast<int64_t>(test.src[idx[k]].size()), out.tokens[k] == test.tgt[idx[k]]);
-  }
-  return buckets.accuracy();
+  // Evaluation: greedy decoding, exact match of the whole sequence, per bucket of 5 lengths
+  // (the same measure as examples 05 and 06).
+  return examples::exact_match_by_length(model, test, c.min_len, nn::DecodeOptions().with_max_len(c.max_len + 2),
+                                         [&](const std::vector<int64_t>& src) { return apply_trick(src, trick); });
 }
 
 int main(int argc, char** argv) {

@@ -20,6 +20,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/length_accuracy.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -157,23 +158,6 @@ void train(Experiment& e, const Config& c, const data::EncodedPairs& data, std::
   e.module->eval();
 }
 
-// Exact match per bucket of 5 source lengths (3-7, 8-12, ...), as in example 04.
-std::map<int64_t, double> evaluate(Experiment& e, const Config& c, const data::EncodedPairs& test) {
-  data::LengthBuckets buckets(c.min_len);
-  for (size_t start = 0; start < test.size(); start += 100) {
-    std::vector<std::vector<int64_t>> src;
-    std::vector<int64_t> lengths;
-    for (size_t i = start; i < std::min(test.size(), start + 100); ++i) {
-      src.push_back(test.src[i]);
-      lengths.push_back(static_cast<int64_t>(test.src[i].size()));
-    }
-    const nn::DecodeResult out =
-        nn::greedy_decode(*e.model, data::pad_sequences(src), lengths, nn::DecodeOptions().with_max_len(c.max_len + 2));
-    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.tokens[k] == test.tgt[start + k]);
-  }
-  return buckets.accuracy();
-}
-
 int main(int argc, char** argv) {
   try {
     const Config c = parse(argc, argv);
@@ -201,7 +185,8 @@ int main(int argc, char** argv) {
     auto worker = [&] {
       for (size_t i; (i = next++) < experiments.size();) {
         train(experiments[i], c, train_data, print);
-        std::map<int64_t, double> accuracy = evaluate(experiments[i], c, test_data);
+        std::map<int64_t, double> accuracy = examples::exact_match_by_length(
+            *experiments[i].model, test_data, c.min_len, nn::DecodeOptions().with_max_len(c.max_len + 2));
         std::lock_guard<std::mutex> lock(store);
         results[experiments[i].name] = accuracy;
       }

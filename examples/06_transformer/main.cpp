@@ -14,6 +14,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/length_accuracy.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -88,27 +89,6 @@ void train(nn::Transformer& model, const Config& c, const data::EncodedPairs& da
   model.eval();
 }
 
-// ===============================================================================================
-// Evaluation: exact match per bucket of 5 source lengths (3-7, 8-12, ...), as in 04 and 05
-
-std::map<int64_t, double> evaluate(nn::Transformer& model, const Config& c, const data::EncodedPairs& test, int64_t beam) {
-  data::LengthBuckets buckets(c.min_len);
-  const auto options = nn::DecodeOptions().with_max_len(c.max_len + 2).with_beam_size(beam);
-  for (size_t start = 0; start < test.size(); start += 100) {
-    std::vector<std::vector<int64_t>> src;
-    std::vector<int64_t> lengths;
-    for (size_t i = start; i < std::min(test.size(), start + 100); ++i) {
-      src.push_back(test.src[i]);
-      lengths.push_back(static_cast<int64_t>(test.src[i].size()));
-    }
-    const Tensor batch = data::pad_sequences(src);
-    const nn::DecodeResult out = beam == 1 ? nn::greedy_decode(model, batch, lengths, options)
-                                           : nn::beam_search(model, batch, lengths, options);
-    for (size_t k = 0; k < src.size(); ++k) buckets.add(lengths[k], out.tokens[k] == test.tgt[start + k]);
-  }
-  return buckets.accuracy();
-}
-
 int main(int argc, char** argv) {
   try {
     const Config c = parse(argc, argv);
@@ -143,8 +123,11 @@ int main(int argc, char** argv) {
     train(model, c, train_data);
     data::BucketResults results;
     const std::string greedy = "transformer", beam = "beam " + std::to_string(c.beam);
-    results[greedy] = evaluate(model, c, test_data, 1);
-    if (c.beam > 1) results[beam] = evaluate(model, c, test_data, c.beam);
+    // Exact match per bucket of 5 source lengths, measured as in examples 04 and 05.
+    const auto decode = nn::DecodeOptions().with_max_len(c.max_len + 2);
+    results[greedy] = examples::exact_match_by_length(model, test_data, c.min_len, decode);
+    if (c.beam > 1)
+      results[beam] = examples::exact_match_by_length(model, test_data, c.min_len, nn::DecodeOptions(decode).with_beam_size(c.beam));
     std::vector<std::string> columns{greedy};
     if (c.beam > 1) columns.push_back(beam);
 
