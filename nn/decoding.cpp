@@ -125,6 +125,11 @@ DecodeResult greedy_decode(EncoderDecoder& model, const Tensor& src, const std::
   return decode_token_by_token(model, src, src_lengths, o, [](const Tensor& logp) { return argmax(logp, -1); });
 }
 
+DecodeResult decode(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                    const DecodeOptions& o) {
+  return o.beam_size > 1 ? beam_search(model, src, src_lengths, o) : greedy_decode(model, src, src_lengths, o);
+}
+
 DecodeResult sample(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                     const DecodeOptions& o, Generator& generator) {
   check_decode(src, src_lengths, o, "sample");

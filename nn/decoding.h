@@ -65,6 +65,11 @@ DecodeResult greedy_decode(EncoderDecoder& model, const Tensor& src, const std::
 DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                          const DecodeOptions& options = DecodeOptions());
 
+// Greedy decoding when options.beam_size is 1, beam search otherwise: what a caller that takes
+// a --beam flag wants.
+DecodeResult decode(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                    const DecodeOptions& options = DecodeOptions());
+
 // Sampling: each token drawn from softmax(logits / temperature), restricted to the top_k most
 // likely tokens when top_k > 0, with `generator` (reproducible from its seed). temperature -> 0
 // approaches greedy decoding; top_k = 1 is greedy decoding.

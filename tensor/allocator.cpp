@@ -65,14 +65,6 @@ std::string describe_bytes(size_t bytes) {
   return buf;
 }
 
-// Frees every cached block; the caller holds the mutex.
-void empty_cache_locked(Cache& c) {
-  for (auto& [size, blocks] : c.free)
-    for (void* p : blocks) ::operator delete(p, kAlignment);
-  c.free.clear();
-  c.stats.cached_bytes = 0;
-}
-
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: tensors may be freed during static destruction
   return *c;
@@ -84,32 +76,28 @@ void* allocate_block(size_t bytes) {
   const size_t size = size_class(bytes == 0 ? 1 : bytes);
   if (BudgetState* b = current_budget) {
     b->used += static_cast<int64_t>(size);
-    if (b->used > b->limit) throw std::runtime_error(b->what + ": needs more than " + describe_bytes(static_cast<size_t>(b->limit)));
+    if (b->used > b->limit)
+      throw std::runtime_error(b->what + ": needs more than " + describe_bytes(static_cast<size_t>(b->limit)));
   }
-  Cache& c = cache();
-  {
+  if (kCaching) {
+    Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (kCaching) {
-      auto it = c.free.find(size);
-      if (it != c.free.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        c.stats.cached_bytes -= static_cast<int64_t>(size);
-        ++c.stats.hits;
-        return p;
-      }
-      ++c.stats.misses;
+    auto it = c.free.find(size);
+    if (it != c.free.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.stats.cached_bytes -= static_cast<int64_t>(size);
+      ++c.stats.hits;
+      return p;
     }
+    ++c.stats.misses;
   }
   try {
     return ::operator new(size, kAlignment);
   } catch (const std::bad_alloc&) {
   }
   // The system said no: give back what the cache holds (blocks of other sizes) and ask again.
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    empty_cache_locked(c);
-  }
+  empty_cache();
   try {
     return ::operator new(size, kAlignment);
   } catch (const std::bad_alloc&) {
@@ -157,7 +145,10 @@ AllocatorStats allocator_stats() {
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  empty_cache_locked(c);
+  for (auto& [size, blocks] : c.free)
+    for (void* p : blocks) ::operator delete(p, kAlignment);
+  c.free.clear();
+  c.stats.cached_bytes = 0;
 }
 
 }  // namespace seqgrad

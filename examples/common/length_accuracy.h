@@ -34,8 +34,7 @@ inline std::map<int64_t, double> exact_match_by_length(nn::EncoderDecoder& model
       lengths.push_back(static_cast<int64_t>(src.back().size()));
     }
     const Tensor batch = data::pad_sequences(src);
-    const nn::DecodeResult out = options.beam_size > 1 ? nn::beam_search(model, batch, lengths, options)
-                                                       : nn::greedy_decode(model, batch, lengths, options);
+    const nn::DecodeResult out = nn::decode(model, batch, lengths, options);
     for (size_t k = 0; k < src.size(); ++k)
       buckets.add(static_cast<int64_t>(test.src[start + k].size()), out.tokens[k] == test.tgt[start + k]);
   }

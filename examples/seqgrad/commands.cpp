@@ -73,7 +73,7 @@ std::string unknown_tokens(const Translator& t, const std::string& text) {
   std::string list;
   std::set<std::string> named;
   for (const std::string& token : t.source_tokens(text))
-    if (t.src_vocab.encode(std::vector<std::string>{token})[0] == data::Vocab::kUnk && named.insert(token).second)
+    if (t.src_vocab.id(token) == data::Vocab::kUnk && named.insert(token).second)
       list += (list.empty() ? "'" : ", '") + token + "'";
   return list;
 }

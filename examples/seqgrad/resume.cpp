@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
+#include <iterator>
 
 #include "io/atomic_file.h"
-#include "io/safetensors.h"
 #include "io/json.h"
+#include "io/safetensors.h"
 #include "tensor/check.h"
 #include "tensor/random.h"
 
@@ -24,9 +24,8 @@ io::Json numbers(const std::vector<double>& values) {
   return list;
 }
 
-// The state entry of a resumable checkpoint, or a message saying the file is not one.
-std::string read_state_text(const std::string& path) {
-  const std::map<std::string, std::string> meta = io::read_metadata(path);
+// The state entry of a resumable checkpoint's metadata, or a message saying the file is not one.
+const std::string& state_text(const std::map<std::string, std::string>& meta, const std::string& path) {
   const auto found = meta.find(kStateKey);
   check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kStateKey,
               " in its metadata); --resume takes the .resume.safetensors file an interrupted run saved");
@@ -117,7 +116,9 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   io::write_safetensors(path, tensors, meta);
 }
 
-TrainProgress read_progress(const std::string& path) { return parse_progress(read_state_text(path), path); }
+TrainProgress read_progress(const std::string& path) {
+  return parse_progress(state_text(io::read_metadata(path), path), path);
+}
 
 TrainProgress parse_progress(const std::string& text, const std::string& path) {
   const io::Json state = parse_state(text, path);
@@ -157,12 +158,13 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
 }
 
 void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
+  const io::SafetensorsFile file = io::read_safetensors(path);  // tensors and metadata, one read
   nn::NamedTensors state;
-  for (const auto& [name, t] : io::read_safetensors(path).tensors)
+  for (const auto& [name, t] : file.tensors)
     if (name.rfind(kOptimizerPrefix, 0) == 0) state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
   try {
     opt.load_state_dict(state);
-    default_generator().set_state(parse_state(read_state_text(path), path).find("rng")->as_string());
+    default_generator().set_state(parse_state(state_text(file.metadata, path), path).find("rng")->as_string());
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
   }
@@ -191,7 +193,7 @@ InterruptHandler::InterruptHandler() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &action, &previous_[k]);
+  for (size_t k = 0; k < std::size(kStopSignals); ++k) sigaction(kStopSignals[k], &action, &previous_[k]);
   // A progress line written to a reader that has gone (a `| tee` that the same Ctrl-C ended)
   // must not end the run before it saves: the write fails instead (and is reported at the end).
   struct sigaction ignore {};
@@ -201,7 +203,7 @@ InterruptHandler::InterruptHandler() {
 }
 
 InterruptHandler::~InterruptHandler() {
-  for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &previous_[k], nullptr);
+  for (size_t k = 0; k < std::size(kStopSignals); ++k) sigaction(kStopSignals[k], &previous_[k], nullptr);
   sigaction(SIGPIPE, &previous_pipe_, nullptr);
 }
 

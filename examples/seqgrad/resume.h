@@ -1,13 +1,13 @@
 // examples/seqgrad/resume.h - stopping `seqgrad train` cleanly, and continuing it exactly.
 //
-// Ctrl-C (or SIGTERM, SIGHUP) does not kill a training run: an InterruptHandler turns the signal into a flag, the loop
-// finishes the step it is in, and save_resume_checkpoint writes everything the run needs to go
-// on: the weights (under the model's own names, so the file also translates), the optimizer's
-// buffers ("optimizer.exp_avg.0", ...), and in the metadata where it stopped, the losses so far,
-// the random generator's state and the flags it was started with. `seqgrad train --resume FILE`
-// reads it back, and the loss curve continues bit for bit as if the run had never stopped
-// (tests/examples/test_cli_reliability.cpp). What this is not: a periodic snapshot; a killed
-// (SIGKILL) or crashed run keeps only its best checkpoint.
+// Ctrl-C (or SIGTERM, SIGHUP) does not kill a training run: an InterruptHandler turns the
+// signal into a flag, the loop finishes the step it is in, and save_resume_checkpoint writes
+// everything the run needs to go on: the weights (under the model's own names, so the file also
+// translates), the optimizer's buffers ("optimizer.exp_avg.0", ...), and in the metadata where
+// it stopped, the losses so far, the random generator's state and the flags it was started
+// with. `seqgrad train --resume FILE` reads it back, and the loss curve continues bit for bit as
+// if the run had never stopped (tests/examples/test_cli_reliability.cpp). What this is not: a
+// periodic snapshot; a killed (SIGKILL) or crashed run keeps only its best checkpoint.
 #pragma once
 
 #include <signal.h>  // POSIX: sigaction
@@ -75,7 +75,7 @@ class InterruptHandler {
   const char* name() const;  // "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP"
 
  private:
-  struct sigaction previous_[3], previous_pipe_;
+  struct sigaction previous_[3], previous_pipe_;  // SIGINT, SIGTERM, SIGHUP; SIGPIPE
 };
 
 }  // namespace seqgrad::cli

@@ -26,9 +26,9 @@
 
 namespace seqgrad::cli {
 
-const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
-
 namespace {
+
+const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
 
 // The length range a task's sentences have when no --min-len/--max-len is given.
 std::pair<int64_t, int64_t> default_lengths(const std::string& task) {
@@ -126,7 +126,6 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
   }
   return words;
 }
-
 
 // Checks every flag, and every file the run will write, before anything is trained.
 Settings configure(const Args& given) {
@@ -228,14 +227,14 @@ Data load_data(const Settings& s, std::ostream& out) {
   train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
   data::EncodedPairs& valid = d.valid;
   valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
-  for (auto& s : train.src)
-    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
-  for (auto& s : train.tgt)
-    if (static_cast<int64_t>(s.size()) > c.max_len) s.resize(c.max_len);
+  for (auto& ids : train.src)
+    if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
+  for (auto& ids : train.tgt)
+    if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
   std::vector<int64_t>& lengths = d.lengths;
-  for (const auto& s : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(s.size())));
-  for (auto& s : train.src)
-    if (s.empty()) s.push_back(data::Vocab::kUnk);
+  for (const auto& ids : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(ids.size())));
+  for (auto& ids : train.src)
+    if (ids.empty()) ids.push_back(data::Vocab::kUnk);
   out << train.size() << " training pairs, " << valid.size() << " validation pairs; vocabularies " << t.src_vocab.size()
       << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
 

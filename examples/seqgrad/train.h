@@ -15,9 +15,8 @@
 
 namespace seqgrad::cli {
 
-// The toy tasks --task names, and their pairs as the data and train commands generate them
-// (--task, --min-len, --max-len from `a`; the task's own length range where not given).
-extern const std::vector<std::string> kTasks;
+// A toy task's pairs as the data and train commands generate them (--task, --min-len,
+// --max-len from `a`; the task's own length range where not given).
 std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed);
 
 // "runs/m.safetensors" -> "runs/m.training.svg": where train draws its loss curves.

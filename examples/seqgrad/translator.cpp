@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "io/safetensors.h"
 #include "data/metrics.h"
+#include "io/safetensors.h"
 #include "nn/checkpoint.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -158,7 +158,7 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
     const Tensor src = data::pad_sequences(chunk);
     const int64_t max_out = config.max_len;
     const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
-    const nn::DecodeResult r = beam > 1 ? nn::beam_search(*model_, src, lengths, opt) : nn::greedy_decode(*model_, src, lengths, opt);
+    const nn::DecodeResult r = nn::decode(*model_, src, lengths, opt);
     out.insert(out.end(), r.tokens.begin(), r.tokens.end());
   }
   return out;

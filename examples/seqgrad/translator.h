@@ -16,8 +16,8 @@
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/vocab.h"
-#include "nn/attention_seq2seq.h"
 #include "io/json.h"
+#include "nn/attention_seq2seq.h"
 #include "nn/seq2seq.h"
 #include "nn/transformer.h"
 

@@ -80,6 +80,10 @@ TEST_CASE("beam search does not stop while a live prefix can still win on the no
   // Greedy takes <eos> at once; without a length penalty the empty output is the best too.
   CHECK(nn::greedy_decode(model, kOneSource, {}, o).tokens[0].empty());
   CHECK(nn::beam_search(model, kOneSource, {}, nn::DecodeOptions(o).with_length_penalty(0)).tokens[0].empty());
+  // decode() is greedy at beam size 1 and beam search above it.
+  CHECK(nn::decode(model, kOneSource, {}, o).tokens == nn::greedy_decode(model, kOneSource, {}, o).tokens);
+  CHECK(nn::decode(model, kOneSource, {}, nn::DecodeOptions(o).with_beam_size(2)).tokens ==
+        nn::beam_search(model, kOneSource, {}, nn::DecodeOptions(o).with_beam_size(2)).tokens);
 }
 
 TEST_CASE("sampling: top_k = 1 is greedy, the same generator seed gives the same output, temperature sharpens") {
