@@ -3,7 +3,12 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>  // POSIX: getpid (TempDir names)
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "seqgrad.h"
@@ -34,6 +39,41 @@ struct ThreadCount {
   ThreadCount(const ThreadCount&) = delete;
   ThreadCount& operator=(const ThreadCount&) = delete;
   int saved;
+};
+
+// A whole file's bytes ("" if it cannot be read), and writing them (checked).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+// A fresh directory of its own (named by process and count), removed with everything in it at
+// the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("seqgrad-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  size_t count_entries() const {
+    using It = std::filesystem::directory_iterator;
+    return static_cast<size_t>(std::distance(It(path), It()));
+  }
 };
 
 // Positive values in [0.5, 2): for log, sqrt, pow and division.

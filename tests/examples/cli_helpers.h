@@ -4,8 +4,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,13 +11,6 @@
 #include "examples/seqgrad/commands.h"
 
 namespace seqgrad::testing {
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-inline void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // A string buffer that sends this process `signo` (SIGINT, as Ctrl-C would, unless told
 // otherwise) the first time `trigger` (if not empty) appears in what is written to it: a
@@ -55,6 +46,14 @@ struct Result {
   int code;
   std::string out, err;
 };
+
+// `seqgrad WORDS...`, reading `input` as its standard input.
+inline Result run(const std::vector<std::string>& words, const std::string& input = "") {
+  std::ostringstream out, err;
+  std::istringstream in(input);
+  const int code = cli::run(words, out, err, in);
+  return {code, out.str(), err.str()};
+}
 
 // `seqgrad train WORDS...`, with `signo` raised when `interrupt_at` is printed.
 inline Result train(std::vector<std::string> words, const std::string& interrupt_at = "", int signo = SIGINT) {

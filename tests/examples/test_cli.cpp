@@ -6,23 +6,13 @@
 
 #include "examples/seqgrad/commands.h"
 #include "io/safetensors.h"
+#include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
+using namespace seqgrad::testing;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run(const std::vector<std::string>& words, const std::string& input = "") {
-  std::ostringstream out, err;
-  std::istringstream in(input);
-  const int code = cli::run(words, out, err, in);
-  return {code, out.str(), err.str()};
-}
 
 // The single error line of a failed run.
 std::string error_of(const std::vector<std::string>& words) {
@@ -30,8 +20,6 @@ std::string error_of(const std::vector<std::string>& words) {
   CHECK(r.code == 2);
   return r.err;
 }
-
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 }  // namespace
 

@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result run(const std::vector<std::string>& words, const std::string& input = "") {
-  std::ostringstream out, err;
-  std::istringstream in(input);
-  const int code = cli::run(words, out, err, in);
-  return {code, out.str(), err.str()};
-}
-
 // A copy of checkpoint `from` at `to`, with metadata entry `key` (a JSON object) edited: its
 // field `field` set to `value` (JSON text), or removed when `value` is empty.
 void edit_json_entry(const std::string& from, const std::string& to, const std::string& key, const std::string& field,
@@ -249,14 +242,14 @@ TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first
   CHECK(fs::is_character_file("/dev/full"));
   const Result resumed = train({"--resume", resume, "--loss-log", kDir + "/log.txt"});
   CHECK(resumed.code == 0);
-  CHECK(read_text(kDir + "/log.txt").rfind("1 2 ", 0) == 0);  // the second step comes next
+  CHECK(read_file(kDir + "/log.txt").rfind("1 2 ", 0) == 0);  // the second step comes next
 }
 
 TEST_CASE("seqgrad train: a broken corpus is refused before the first step, naming FILE:LINE") {
   const FreshDir dir;
   const std::string tsv = kDir + "/c.tsv";
   auto refused = [&](const std::string& text, const std::string& expected) {
-    write_text(tsv, text);
+    write_file(tsv, text);
     const Result r = train({"--train", tsv, "--model", "lstm", "--hidden", "8", "--dim", "8", "--out", kDir + "/m.safetensors"});
     CHECK(r.code == 2);
     CHECK(r.err == "error: " + tsv + expected + "\n");

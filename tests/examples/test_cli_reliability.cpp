@@ -58,9 +58,9 @@ TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues
   CHECK(stopped.out.find(" of epoch 2; saved build/test_rel.resume.safetensors\n"
                          "continue with: seqgrad train --resume build/test_rel.resume.safetensors\n") != std::string::npos);
   CHECK(stopped.out.find("saved build/test_rel.safetensors") != std::string::npos);  // the best, after epoch 1
-  const std::string log = read_text("build/test_rel.log");
-  CHECK(log.size() < read_text("build/test_rel_ref.log").size());
-  CHECK(read_text("build/test_rel_ref.log").rfind(log, 0) == 0);  // the same losses so far
+  const std::string log = read_file("build/test_rel.log");
+  CHECK(log.size() < read_file("build/test_rel_ref.log").size());
+  CHECK(read_file("build/test_rel_ref.log").rfind(log, 0) == 0);  // the same losses so far
 
   // The resumable checkpoint also translates.
   std::ostringstream out, err;
@@ -83,8 +83,8 @@ TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues
   // Finished, the run removes its resume file: resuming it again would train the end twice.
   CHECK(resumed.out.find("removed build/test_rel.resume.safetensors (the run is finished)") != std::string::npos);
   CHECK_FALSE(std::ifstream("build/test_rel.resume.safetensors").good());
-  CHECK(read_text("build/test_rel.log") == read_text("build/test_rel_ref.log"));
-  CHECK(read_text("build/test_rel.safetensors") == read_text("build/test_rel_ref.safetensors"));
+  CHECK(read_file("build/test_rel.log") == read_file("build/test_rel_ref.log"));
+  CHECK(read_file("build/test_rel.safetensors") == read_file("build/test_rel_ref.safetensors"));
   for (const char* f : {"build/test_rel_ref.safetensors", "build/test_rel_ref.log", "build/test_rel_ref.training.svg",
                         "build/test_rel.safetensors", "build/test_rel.log", "build/test_rel.training.svg",
                         "build/test_rel.resume.safetensors"})
@@ -121,7 +121,7 @@ TEST_CASE("seqgrad train: losses are bit-identical on 1, 2 and 4 threads, across
       const Result r = train(words);
       INFO(r.err);
       CHECK(r.code == 0);
-      return read_text("build/test_rel_det.log");
+      return read_file("build/test_rel_det.log");
     };
     const std::string one = losses("1");
     CAPTURE(model);

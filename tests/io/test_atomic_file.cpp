@@ -5,31 +5,16 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "io/atomic_file.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
+using seqgrad::testing::read_file;
+using seqgrad::testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("seqgrad_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  int64_t count_entries() const { return std::distance(fs::directory_iterator(path), fs::directory_iterator()); }
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 volatile std::sig_atomic_t terms_seen = 0;
 extern "C" void count_term(int) { terms_seen = terms_seen + 1; }
@@ -37,13 +22,13 @@ extern "C" void count_term(int) { terms_seen = terms_seen + 1; }
 }  // namespace
 
 TEST_CASE("write_file_atomic writes, replaces, and leaves no temporary file") {
-  TempDir dir("io_atomic");
+  TempDir dir;
   const fs::path p = dir.path / "a.svg";
   io::write_file_atomic(p.string(), "first");
   CHECK(read_file(p) == "first");
   io::write_file_atomic(p.string(), "second, longer");
   CHECK(read_file(p) == "second, longer");
-  CHECK(dir.count_entries() == 1);
+  CHECK(dir.count_entries() == 1u);
 }
 
 TEST_CASE("write_file_atomic names the path and the reason when it cannot write") {
@@ -55,17 +40,17 @@ TEST_CASE("write_file_atomic names the path and the reason when it cannot write"
                        std::invalid_argument);
 
   // An exception from the writer removes the temporary file and keeps the old file.
-  TempDir dir("io_atomic_throw");
+  TempDir dir;
   const fs::path p = dir.path / "kept.txt";
   io::write_file_atomic(p.string(), "old");
   CHECK_THROWS_WITH_AS(io::write_file_atomic(p.string(), [](std::FILE*) { throw std::runtime_error("writer failed"); }, "save"),
                        "writer failed", std::runtime_error);
   CHECK(read_file(p) == "old");
-  CHECK(dir.count_entries() == 1);
+  CHECK(dir.count_entries() == 1u);
 }
 
 TEST_CASE("write_file_atomic refuses what is not a regular file, and leaves it as it was") {
-  TempDir dir("io_atomic_nonregular");
+  TempDir dir;
   // A directory: refused before anything is written.
   const fs::path target = dir.path / "out.svg";
   fs::create_directories(target / "inside");
@@ -81,7 +66,7 @@ TEST_CASE("write_file_atomic refuses what is not a regular file, and leaves it a
                        ("save: cannot write '" + fifo.string() + "': expected a regular file or a new name, got a pipe").c_str(),
                        std::runtime_error);
   CHECK(fs::is_fifo(fifo));
-  CHECK(dir.count_entries() == 2);
+  CHECK(dir.count_entries() == 2u);
 
   // A device: /dev/null is only looked at (refused before anything is opened or renamed).
   if (fs::exists("/dev/null")) {
@@ -97,7 +82,7 @@ TEST_CASE("write_file_atomic refuses what is not a regular file, and leaves it a
 }
 
 TEST_CASE("a file name of 252 bytes is written: the temporary name is shortened to fit") {
-  TempDir dir("io_atomic_long");
+  TempDir dir;
   const std::string name = std::string(240, 'a') + ".safetensors";  // 252 bytes, valid
   const std::string path = (dir.path / name).string();
   const std::string tmp = io::temporary_path_for(path);
@@ -106,13 +91,13 @@ TEST_CASE("a file name of 252 bytes is written: the temporary name is shortened 
   io::check_writable(path, "save");
   io::write_file_atomic(path, "weights", "save");
   CHECK(read_file(path) == "weights");
-  CHECK(dir.count_entries() == 1);
+  CHECK(dir.count_entries() == 1u);
   // A short name keeps the readable form.
   CHECK(io::temporary_path_for("runs/m.safetensors") == "runs/m.safetensors.tmp." + std::to_string(getpid()));
 }
 
 TEST_CASE("SIGTERM during write_file_atomic waits until the file is in place") {
-  TempDir dir("io_atomic_signal");
+  TempDir dir;
   const fs::path p = dir.path / "m.bin";
   struct sigaction action {}, previous {};
   action.sa_handler = count_term;
@@ -133,7 +118,7 @@ TEST_CASE("SIGTERM during write_file_atomic waits until the file is in place") {
   CHECK(seen_inside == 0);
   CHECK(seen_after == 1);  // delivered as soon as the file was renamed into place
   CHECK(read_file(p) == "complete");
-  CHECK(dir.count_entries() == 1);
+  CHECK(dir.count_entries() == 1u);
 }
 
 TEST_CASE("sibling_path keeps the stem and fits 255 bytes; check_writable refuses a longer name") {

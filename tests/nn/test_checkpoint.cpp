@@ -18,12 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "io/json.h"
 #include "io/safetensors.h"
 #include "nn/checkpoint.h"
-#include "io/json.h"
 #include "nn/module.h"
 
 using namespace seqgrad;
+using seqgrad::testing::read_file;
+using seqgrad::testing::TempDir;
+using seqgrad::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -67,37 +70,6 @@ class Head : public nn::Module {
 // ================================================================================================
 // Files
 
-// A fresh directory, removed with everything in it at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("seqgrad-test-checkpoint-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  size_t count_entries() const {
-    return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-  }
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 std::string u64_le(uint64_t v) {
   std::string s(8, '\0');
   for (int k = 0; k < 8; ++k) s[k] = static_cast<char>(v >> (8 * k));
@@ -122,7 +94,7 @@ std::string safetensors_bytes(const std::string& header, const std::string& data
 // The message read_safetensors throws (as std::runtime_error) for a file holding `bytes`.
 std::string read_error(const TempDir& dir, const std::string& bytes) {
   const std::string path = dir.file("bad.safetensors");
-  write_bytes(path, bytes);
+  write_file(path, bytes);
   try {
     io::read_safetensors(path);
   } catch (const std::runtime_error& e) {
@@ -262,7 +234,7 @@ TEST_CASE("a saved checkpoint reads byte for byte as the safetensors format spec
   manual_seed(5);
   Net net;
   nn::save(net, path, {{"format", "pt"}, {"d_model", "16"}});
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = read_file(path);
 
   // 8 bytes: the header length N, unsigned little-endian.
   REQUIRE(bytes.size() >= 8);
@@ -326,7 +298,7 @@ TEST_CASE("files from other writers: no padding, keys out of data order, metadat
   const std::string header = R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
                              R"("a":{"shape":[1,2],"data_offsets":[0,8],"dtype":"F32"},"__metadata__":{"k":"v"}})";
   const std::string path = dir.file("other.safetensors");
-  write_bytes(path, safetensors_bytes(header, f32_le({1, 2, 3, 4})));
+  write_file(path, safetensors_bytes(header, f32_le({1, 2, 3, 4})));
   const io::SafetensorsFile f = io::read_safetensors(path);
   REQUIRE(f.tensors.size() == 2);
   CHECK(f.tensors[0].first == "b");
@@ -452,7 +424,7 @@ TEST_CASE("corrupt files: a header length over the limit is refused before alloc
   // A sparse file just over 100 MB whose length field claims a 100,000,001-byte header.
   TempDir dir;
   const std::string path = dir.file("bad.safetensors");
-  write_bytes(path, u64_le(100'000'001));
+  write_file(path, u64_le(100'000'001));
   fs::resize_file(path, 100'000'016);
   CHECK_THROWS_WITH_AS(
       io::read_safetensors(path),
@@ -467,7 +439,7 @@ TEST_CASE("corrupt files: random damage never crashes, and errors name the calli
   manual_seed(6);
   Net net;
   nn::save(net, path, {{"k", "v"}});
-  const std::string good = read_bytes(path);
+  const std::string good = read_file(path);
   std::mt19937 gen(7);
   int failures = 0;
   for (int trial = 0; trial < 300; ++trial) {
@@ -478,7 +450,7 @@ TEST_CASE("corrupt files: random damage never crashes, and errors name the calli
       const size_t limit = gen() % 4 == 0 ? bytes.size() : std::min<size_t>(bytes.size(), 200);
       bytes[gen() % limit] = static_cast<char>(gen());
     }
-    write_bytes(path, bytes);
+    write_file(path, bytes);
     try {
       Net other;
       nn::load(other, path);
@@ -557,12 +529,12 @@ TEST_CASE("a full disk (/dev/full) fails clearly and keeps the previous checkpoi
   // write_file) is made a link to /dev/full, where every write fails with ENOSPC as on a full disk.
   const std::string path = dir.file("m.safetensors");
   nn::save(small, path);
-  const std::string before = read_bytes(path);
+  const std::string before = read_file(path);
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   fs::create_symlink("/dev/full", tmp);
   CHECK_THROWS_WITH_AS(nn::save(big, path), ("save: cannot write '" + path + "': No space left on device").c_str(),
                        std::runtime_error);
-  CHECK(read_bytes(path) == before);
+  CHECK(read_file(path) == before);
   CHECK(dir.count_entries() == 1);  // the link (the temporary file) is gone
   CHECK(fs::is_character_file("/dev/full"));
   Net restored(4);
@@ -576,7 +548,7 @@ TEST_CASE("an unwritable directory fails clearly and keeps the previous checkpoi
   Net net;
   const std::string path = dir.file("m.safetensors");
   nn::save(net, path);
-  const std::string before = read_bytes(path);
+  const std::string before = read_file(path);
   fs::permissions(dir.path, fs::perms::owner_read | fs::perms::owner_exec);
   // Root writes through permission bits, so the check needs an ordinary user.
   const std::string probe = dir.file("probe");
@@ -591,7 +563,7 @@ TEST_CASE("an unwritable directory fails clearly and keeps the previous checkpoi
         nn::save(other, path),
         ("save: cannot create a temporary file next to '" + path + "': Permission denied").c_str(),
         std::runtime_error);
-    CHECK(read_bytes(path) == before);
+    CHECK(read_file(path) == before);
   }
   fs::permissions(dir.path, fs::perms::owner_all);
   CHECK(dir.count_entries() == 1);
@@ -610,7 +582,7 @@ TEST_CASE("a save that runs out of space mid-write keeps the previous checkpoint
   manual_seed(9);
   Net small(4);
   nn::save(small, path);
-  const std::string before = read_bytes(path);
+  const std::string before = read_file(path);
   Net big(8192);  // about 40,000 parameters: 160 KB
 
   std::string error = "(no error)";
@@ -630,7 +602,7 @@ TEST_CASE("a save that runs out of space mid-write keeps the previous checkpoint
   signal(SIGXFSZ, old_handler);
 
   CHECK(error == "save: cannot write '" + path + "': File too large");
-  CHECK(read_bytes(path) == before);
+  CHECK(read_file(path) == before);
   CHECK(dir.count_entries() == 1);
   Net restored(4);
   nn::load(restored, path);
