@@ -29,12 +29,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, E, /*padding_idx=*/0));
   const bool luong = o.style == AttentionStyle::Luong;
   // Bahdanau's RNN reads [y; c_t]; Luong's reads [y; h~_{t-1}] (input feeding).
-  auto new_cell = [&](int64_t in) -> std::shared_ptr<RecurrentCell> {
-    if (o.cell == CellType::LSTM) return std::make_shared<LSTMCell>(in, H);
-    if (o.cell == CellType::GRU) return std::make_shared<GRUCell>(in, H);
-    return std::make_shared<RNNCell>(in, H);
-  };
-  cell = register_module("cell", new_cell(luong ? E + H : E + M));
+  cell = register_module("cell", make_recurrent_cell(o.cell, luong ? E + H : E + M, H));
   score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H));
   if (luong) combine = register_module("combine", std::make_shared<Linear>(M + H, H, /*bias=*/false));
   out = register_module("out", std::make_shared<Linear>(luong ? H : H + M, o.tgt_vocab));
@@ -165,9 +160,9 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::decode_one(const Variable& y, RNNState&
 namespace {
 
 // The decoder's starting point: h_0 = tanh(W c + b) from the encoder's context; c_0 = 0.
-RNNState first_state(Linear& bridge, const EncoderOutput& enc, CellType cell) {
+RNNState first_state(Linear& bridge, const EncoderOutput& enc, const RecurrentCell& cell) {
   RNNState s{tanh(bridge.forward(enc.context)), Variable()};
-  if (cell == CellType::LSTM) s.c = Variable(zeros(s.h.shape()));
+  if (cell.has_cell_state()) s.c = Variable(zeros(s.h.shape()));
   return s;
 }
 
@@ -179,7 +174,7 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
   const int64_t B = src.size(0), S = src.size(1), T = tgt_in.size(1);
   const EncoderOutput enc = encoder->forward(src, src_lengths);  // memory (B, S, M)
   const Tensor mask = padding_mask(src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths, S);
-  RNNState state = first_state(*bridge, enc, options.cell);
+  RNNState state = first_state(*bridge, enc, *cell);
   Variable feed(zeros({B, options.hidden_size}));  // h~_0 = 0 (Luong's input feeding)
   const Variable y_all = embedding->forward(tgt_in);  // (B, T, E)
   std::vector<Variable> logits, weights, log_probs;
@@ -230,7 +225,7 @@ std::unique_ptr<DecoderState> AttentionSeq2Seq::start(const Tensor& src, const s
   const EncoderOutput enc = encoder->forward(src, state->lengths);
   state->memory = enc.outputs;
   state->mask = padding_mask(state->lengths, S);
-  state->rnn = first_state(*bridge, enc, options.cell);
+  state->rnn = first_state(*bridge, enc, *cell);
   state->feed = Variable(zeros({B, options.hidden_size}));
   state->need_weights = start_options.need_weights;
   return state;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/attention.h"
@@ -31,7 +32,7 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;  // num_layers: encoder only
-  CellType cell = CellType::GRU;
+  std::string cell = "gru";  // the decoder's and encoder's cell: "rnn", "lstm" or "gru"
   bool bidirectional = false;  // encoder
   AttentionStyle style = AttentionStyle::Luong;
   ScoreKind score = ScoreKind::General;
@@ -44,7 +45,7 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   AttentionSeq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   AttentionSeq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
-  AttentionSeq2SeqOptions& with_cell(CellType v) { cell = v; return *this; }
+  AttentionSeq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
   AttentionSeq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
   AttentionSeq2SeqOptions& with_score(ScoreKind v) { score = v; return *this; }

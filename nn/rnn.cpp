@@ -1,4 +1,4 @@
-// nn/rnn.cpp - the three cell steps, the cells, and the layer that unrolls them over time.
+// nn/rnn.cpp - what every cell and layer shares, the plain RNN cell, and the loop over time.
 #include "nn/rnn.h"
 
 #include <cmath>
@@ -9,33 +9,7 @@
 
 namespace seqgrad::nn {
 
-int64_t gate_count(CellType type) {
-  switch (type) {
-    case CellType::RNN: return 1;
-    case CellType::LSTM: return 4;
-    case CellType::GRU: return 3;
-  }
-  return 1;
-}
-
 namespace {
-
-const char* type_name(CellType type) {
-  switch (type) {
-    case CellType::RNN: return "RNN";
-    case CellType::LSTM: return "LSTM";
-    case CellType::GRU: return "GRU";
-  }
-  return "RNN";
-}
-
-// gx + h W_hh^T (+ b_hh): the hidden state's contribution added to the input's.  (B, G*H)
-// One op (autograd/ops.h): the matrix kernel's tasks copy their blocks of gx into the gates
-// and add h W_hh^T + b_hh on top, shared out between the threads, so there is no separate
-// (B, G*H) addition; for H <= 256 the result is the same to the bit as gx + linear(h, w_hh, b_hh).
-Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh) {
-  return linear(h, w_hh, b_hh, /*residual=*/gx);
-}
 
 // U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias, as PyTorch's recurrent layers.
 Tensor uniform_init(const Shape& shape, int64_t hidden) {
@@ -47,108 +21,79 @@ Tensor uniform_init(const Shape& shape, int64_t hidden) {
 
 }  // namespace
 
-// ================================================================================================
-// Cell steps
-
-// [docs:cells]
-RNNState rnn_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
-                       RNNNonlinearity nonlinearity) {
-  Variable pre = add_hidden(gx, s.h, w_hh, b_hh);  // (B, H)
-  return {nonlinearity == RNNNonlinearity::Tanh ? tanh(pre) : relu(pre), Variable()};
+Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh) {
+  return linear(h, w_hh, b_hh, /*residual=*/gx);
 }
-
-RNNState lstm_cell_step_composed(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
-  // One (B, 4H) product for all four gates, then cut it into i, f, g, o (PyTorch's order).
-  std::vector<Variable> gates = chunk(add_hidden(gx, s.h, w_hh, b_hh), 4, 1);  // 4 x (B, H)
-  Variable i = sigmoid(gates[0]);  // input gate: how much of the candidate to write
-  Variable f = sigmoid(gates[1]);  // forget gate: how much of the old cell to keep
-  Variable g = tanh(gates[2]);     // candidate cell content
-  Variable o = sigmoid(gates[3]);  // output gate: how much of the cell to show
-  Variable c = f * s.c + i * g;    // (B, H)
-  return {o * tanh(c), c};
-}
-
-// The same step with the gate arithmetic fused into one op (tensor/fused.cpp): one graph node
-// instead of eleven. It returns [h' | c'] side by side; two slices take them apart.
-RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
-  const int64_t H = w_hh.size(1);
-  const Variable hc = lstm_cell(add_hidden(gx, s.h, w_hh, b_hh), s.c);  // (B, 2H)
-  return {slice(hc, 1, 0, H), slice(hc, 1, H, 2 * H)};
-}
-
-RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh) {
-  Variable gh = linear(s.h, w_hh, b_hh);  // h W_hh^T + b_hh  (B, 3H)
-  std::vector<Variable> x3 = chunk(gx, 3, 1), h3 = chunk(gh, 3, 1);  // r, z, n parts
-  Variable r = sigmoid(x3[0] + h3[0]);  // reset gate: how much of h feeds the candidate
-  Variable z = sigmoid(x3[1] + h3[1]);  // update gate: how much of h to keep
-  Variable n = tanh(x3[2] + r * h3[2]);  // candidate (r multiplies h W_hn^T + b_hn, as PyTorch)
-  return {n + z * (s.h - n), Variable()};  // = (1 - z) n + z h
-}
-// [docs:end]
-
-namespace {
-
-RNNState cell_step(CellType type, const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
-                   RNNNonlinearity nonlinearity) {
-  switch (type) {
-    case CellType::RNN: return rnn_cell_step(gx, s, w_hh, b_hh, nonlinearity);
-    case CellType::LSTM: return lstm_cell_step(gx, s, w_hh, b_hh);
-    case CellType::GRU: return gru_cell_step(gx, s, w_hh, b_hh);
-  }
-  return s;
-}
-
-}  // namespace
 
 // ================================================================================================
-// Cells
+// What every cell shares
 
-RecurrentCell::RecurrentCell(CellType type, int64_t in, int64_t hidden, bool bias, RNNNonlinearity nl)
-    : cell_type(type), input_size(in), hidden_size(hidden), nonlinearity(nl) {
-  check(in > 0 && hidden > 0, name(), ": expected positive input_size and hidden_size, got ", in, " and ", hidden);
-  const int64_t G = gate_count(type) * hidden;
-  weight_ih = register_parameter("weight_ih", uniform_init({G, in}, hidden));
-  weight_hh = register_parameter("weight_hh", uniform_init({G, hidden}, hidden));
-  if (bias) {
-    bias_ih = register_parameter("bias_ih", uniform_init({G}, hidden));
-    bias_hh = register_parameter("bias_hh", uniform_init({G}, hidden));
+RecurrentCell::RecurrentCell(const char* name, const CellOptions& o, int64_t gates)
+    : input_size(o.input_size), hidden_size(o.hidden_size), name_(name) {
+  check(input_size > 0 && hidden_size > 0, name_, ": expected positive input_size and hidden_size, got ", input_size,
+        " and ", hidden_size);
+  const int64_t G = gates * hidden_size;
+  weight_ih = register_parameter("weight_ih", uniform_init({G, input_size}, hidden_size));
+  weight_hh = register_parameter("weight_hh", uniform_init({G, hidden_size}, hidden_size));
+  if (o.bias) {
+    bias_ih = register_parameter("bias_ih", uniform_init({G}, hidden_size));
+    bias_hh = register_parameter("bias_hh", uniform_init({G}, hidden_size));
   }
 }
-
-std::string RecurrentCell::name() const { return std::string(type_name(cell_type)) + "Cell"; }
 
 std::string RecurrentCell::extra_repr() const {
-  std::string s = cat(input_size, ", ", hidden_size);
-  if (!bias_ih.defined()) s += ", bias=false";
-  if (cell_type == CellType::RNN && nonlinearity == RNNNonlinearity::Relu) s += ", nonlinearity=relu";
-  return s;
+  return cat(input_size, ", ", hidden_size) + (bias_ih.defined() ? "" : ", bias=false");
 }
 
-RNNState RecurrentCell::forward(const Variable& x, const RNNState& state) {
+RNNState RecurrentCell::start_state(const Variable& x, const RNNState& state) const {
   check(x.dim() == 2 && x.size(1) == input_size, name(), ": expected input of shape (B, ", input_size, "), got ",
         x.shape());
   const int64_t B = x.size(0);
   RNNState s = state;
   if (!s.h.defined()) s.h = Variable(zeros({B, hidden_size}));
-  if (cell_type == CellType::LSTM && !s.c.defined()) s.c = Variable(zeros({B, hidden_size}));
+  if (has_cell_state() && !s.c.defined()) s.c = Variable(zeros({B, hidden_size}));
   check(s.h.shape() == Shape{B, hidden_size}, name(), ": expected a hidden state of shape [", B, ", ", hidden_size,
         "], got ", s.h.shape());
-  if (cell_type == CellType::LSTM)
+  if (has_cell_state())
     check(s.c.shape() == Shape{B, hidden_size}, name(), ": expected a cell state of shape [", B, ", ", hidden_size,
           "], got ", s.c.shape());
-  const Variable gx = linear(x, weight_ih, bias_ih);  // x W_ih^T + b_ih  (B, G*H)
-  return cell_step(cell_type, gx, s, weight_hh, bias_hh, nonlinearity);
+  return s;
 }
 
 // ================================================================================================
-// Sequence layers
+// The plain RNN cell
 
-RecurrentLayer::RecurrentLayer(CellType type, const RNNOptions& o) : cell_type(type), options(o) {
-  check(o.input_size > 0 && o.hidden_size > 0, name(), ": expected positive input_size and hidden_size, got ",
+RNNCell::RNNCell(const RNNCellOptions& o) : RecurrentCell("RNNCell", o, kGates), nonlinearity(o.nonlinearity) {}
+
+RNNCell::RNNCell(int64_t input_size, int64_t hidden_size, bool bias, RNNNonlinearity nonlinearity)
+    : RNNCell(RNNCellOptions(input_size, hidden_size).with_bias(bias).with_nonlinearity(nonlinearity)) {}
+
+std::string RNNCell::extra_repr() const {
+  return RecurrentCell::extra_repr() + (nonlinearity == RNNNonlinearity::Relu ? ", nonlinearity=relu" : "");
+}
+
+// [docs:rnn_cell]
+// h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)    (B, H)
+RNNState RNNCell::step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
+                       RNNNonlinearity nonlinearity) {
+  Variable pre = add_hidden(gx, s.h, w_hh, b_hh);  // (B, H)
+  return {nonlinearity == RNNNonlinearity::Tanh ? tanh(pre) : relu(pre), Variable()};
+}
+
+RNNState RNNCell::forward(const Variable& x, const RNNState& state) {
+  return step(linear(x, weight_ih, bias_ih), start_state(x, state), weight_hh, bias_hh, nonlinearity);
+}
+// [docs:end]
+
+// ================================================================================================
+// What every layer shares
+
+RecurrentLayer::RecurrentLayer(const char* name, const RNNOptions& o, int64_t gates) : options(o), name_(name) {
+  check(o.input_size > 0 && o.hidden_size > 0, name_, ": expected positive input_size and hidden_size, got ",
         o.input_size, " and ", o.hidden_size);
-  check(o.num_layers >= 1, name(), ": expected num_layers >= 1, got ", o.num_layers);
-  check(o.dropout >= 0 && o.dropout <= 1, name(), ": expected a dropout probability in [0, 1], got ", o.dropout);
-  const int64_t H = o.hidden_size, G = gate_count(type) * H, D = num_directions();
+  check(o.num_layers >= 1, name_, ": expected num_layers >= 1, got ", o.num_layers);
+  check(o.dropout >= 0 && o.dropout <= 1, name_, ": expected a dropout probability in [0, 1], got ", o.dropout);
+  const int64_t H = o.hidden_size, G = gates * H, D = num_directions();
   for (int64_t layer = 0; layer < o.num_layers; ++layer)
     for (int64_t d = 0; d < D; ++d) {
       const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
@@ -164,16 +109,17 @@ RecurrentLayer::RecurrentLayer(CellType type, const RNNOptions& o) : cell_type(t
     }
 }
 
-std::string RecurrentLayer::name() const { return type_name(cell_type); }
-
 std::string RecurrentLayer::extra_repr() const {
   std::string s = cat(options.input_size, ", ", options.hidden_size);
   if (options.num_layers != 1) s += cat(", num_layers=", options.num_layers);
   if (!options.bias) s += ", bias=false";
   if (options.dropout > 0) s += cat(", dropout=", options.dropout);
   if (options.bidirectional) s += ", bidirectional=true";
-  if (cell_type == CellType::RNN && options.nonlinearity == RNNNonlinearity::Relu) s += ", nonlinearity=relu";
   return s;
+}
+
+std::string RNN::extra_repr() const {
+  return RecurrentLayer::extra_repr() + (options.nonlinearity == RNNNonlinearity::Relu ? ", nonlinearity=relu" : "");
 }
 
 RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, const std::vector<int64_t>& lengths) {
@@ -217,12 +163,12 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
       Variable gx = linear(input, w.w_ih, w.b_ih);  // x W_ih^T + b_ih  (B, T, G*H)
       const int64_t G = gx.size(2);
       RNNState s{initial_of(initial.h, layer * D + d),
-                 cell_type == CellType::LSTM ? initial_of(initial.c, layer * D + d) : Variable()};
+                 has_cell_state() ? initial_of(initial.c, layer * D + d) : Variable()};
       std::vector<Variable> outputs(T);
       for (int64_t step = 0; step < T; ++step) {
         const int64_t t = d == 0 ? step : T - 1 - step;  // the reverse direction reads backwards
         Variable gx_t = reshape(slice(gx, 1, t, t + 1), {B, G});
-        RNNState next = cell_step(cell_type, gx_t, s, w.w_hh, w.b_hh, options.nonlinearity);
+        RNNState next = cell_step(gx_t, s, w);  // the cell's own step: RNNCell, LSTMCell or GRUCell
         if (!keep.empty()) {
           // Padded steps leave the state unchanged and output zeros, so the final state is the
           // one at each sequence's own last token (and the reverse pass starts there).

@@ -1,16 +1,19 @@
-// nn/rnn.h - recurrent networks: RNN, LSTM and GRU cells and multi-layer sequence layers.
+// nn/rnn.h - recurrent networks: the state, what every cell and layer shares, and the plain RNN.
 //
 // A recurrent layer reads a sequence one step at a time, carrying a state: h (and for the LSTM
-// a cell c). Each step is a composition of autograd ops (rnn.cpp, *_cell_step), so backward
-// through time comes from the engine. Names, gate order and shapes follow PyTorch exactly
-// (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, "_reverse" for the backward direction;
-// LSTM gates i, f, g, o; GRU gates r, z, n), so a PyTorch model's weights load unchanged.
+// a cell c). Each cell is a class of its own with its step written as its equations: RNNCell
+// here, LSTMCell in lstm.h, GRUCell in gru.h. A layer (RNN, LSTM, GRU) unrolls its cell's step
+// over time, layer after layer, in one or both directions; backward through time comes from
+// the autograd engine. Names, gate order and shapes follow PyTorch exactly (weight_ih_l0,
+// weight_hh_l0, bias_ih_l0, bias_hh_l0, "_reverse" for the backward direction; LSTM gates
+// i, f, g, o; GRU gates r, z, n), so a PyTorch model's weights load unchanged.
 // Input is batch-first (B, T, C). Padded batches take per-sequence lengths: each sequence's
 // final state is the one at its own last token, and outputs at padded steps are zero.
-// Read next: seq2seq.h.
+// Read next: lstm.h, gru.h, then seq2seq.h.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nn/module.h"
@@ -26,57 +29,71 @@ struct RNNState {
 
 enum class RNNNonlinearity { Tanh, Relu };
 
-// ================================================================================================
-// One step of each cell. gx = x W_ih^T + b_ih (B, G*H) is the input's contribution, computed
-// by the caller (a layer computes it for all T steps with one matmul); w_hh is (G*H, H).
-
-// h' = act(gx + h W_hh^T + b_hh)                                                     G = 1
-RNNState rnn_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
-                       RNNNonlinearity nonlinearity);
-// [i f g o] = gx + h W_hh^T + b_hh;  c' = sig(f) c + sig(i) tanh(g);  h' = sig(o) tanh(c')   G = 4
-RNNState lstm_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
-// The same, composed from sigmoid, tanh, mul and add: the definition lstm_cell_step's fused op
-// (autograd/ops.h lstm_cell) is tested against.
-RNNState lstm_cell_step_composed(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
-// r = sig(x_r + h_r), z = sig(x_z + h_z), n = tanh(x_n + r h_n), h' = (1 - z) n + z h     G = 3
-RNNState gru_cell_step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh);
-
-enum class CellType { RNN, LSTM, GRU };
+// gx + h W_hh^T + b_hh: the hidden state's contribution added to the input's, gx = x W_ih^T
+// + b_ih (B, G*H). One op (autograd/ops.h linear with a residual): the matrix kernel's tasks
+// copy their blocks of gx into the result and add h W_hh^T + b_hh on top, so there is no
+// separate (B, G*H) addition; for H <= 256 it equals gx + linear(h, w_hh, b_hh) to the bit.
+Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh);
 
 // ================================================================================================
-// Cells: one time step as a Module (weight_ih, weight_hh, bias_ih, bias_hh), for code that
-// drives the loop itself, like a decoder.
+// Cells: one time step as a Module, for code that drives the loop itself, like a decoder.
 
+// A cell's settings, as libtorch's RNNCellOptions / LSTMCellOptions / GRUCellOptions.
+struct CellOptions {
+  CellOptions(int64_t input_size, int64_t hidden_size) : input_size(input_size), hidden_size(hidden_size) {}
+  int64_t input_size, hidden_size;
+  bool bias = true;
+
+  CellOptions& with_bias(bool v) { bias = v; return *this; }
+};
+using LSTMCellOptions = CellOptions;
+using GRUCellOptions = CellOptions;
+struct RNNCellOptions : CellOptions {
+  using CellOptions::CellOptions;
+  RNNNonlinearity nonlinearity = RNNNonlinearity::Tanh;
+
+  RNNCellOptions& with_bias(bool v) { bias = v; return *this; }
+  RNNCellOptions& with_nonlinearity(RNNNonlinearity v) { nonlinearity = v; return *this; }
+};
+
+// What every cell has: PyTorch's four parameters, and the checks on a step's input.
+// weight_ih (G*H, C), weight_hh (G*H, H), bias_ih and bias_hh (G*H), G gates of H each.
 class RecurrentCell : public Module {
  public:
-  std::string name() const override;
+  std::string name() const override { return name_; }
   std::string extra_repr() const override;
   // x (B, C), state (B, H) each (undefined = zeros) -> the next state
-  RNNState forward(const Variable& x, const RNNState& state);
+  virtual RNNState forward(const Variable& x, const RNNState& state) = 0;
+  // Whether the state has a cell c besides h (the LSTM's).
+  virtual bool has_cell_state() const { return false; }
 
-  CellType cell_type;
   int64_t input_size, hidden_size;
-  RNNNonlinearity nonlinearity;
   Variable weight_ih, weight_hh, bias_ih, bias_hh;
 
  protected:
-  RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, bool bias, RNNNonlinearity nonlinearity);
+  RecurrentCell(const char* name, const CellOptions& options, int64_t gates);
+  // The state a step starts from: undefined parts as zeros, every part checked to be (B, H).
+  RNNState start_state(const Variable& x, const RNNState& state) const;
+
+ private:
+  const char* name_;
 };
 
+// The Elman RNN: h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act = tanh or relu.   G = 1
 class RNNCell : public RecurrentCell {
  public:
-  RNNCell(int64_t input_size, int64_t hidden_size, bool bias = true, RNNNonlinearity nonlinearity = RNNNonlinearity::Tanh)
-      : RecurrentCell(CellType::RNN, input_size, hidden_size, bias, nonlinearity) {}
-};
-class LSTMCell : public RecurrentCell {
- public:
-  LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true)
-      : RecurrentCell(CellType::LSTM, input_size, hidden_size, bias, RNNNonlinearity::Tanh) {}
-};
-class GRUCell : public RecurrentCell {
- public:
-  GRUCell(int64_t input_size, int64_t hidden_size, bool bias = true)
-      : RecurrentCell(CellType::GRU, input_size, hidden_size, bias, RNNNonlinearity::Tanh) {}
+  explicit RNNCell(const RNNCellOptions& options);
+  RNNCell(int64_t input_size, int64_t hidden_size, bool bias = true,
+          RNNNonlinearity nonlinearity = RNNNonlinearity::Tanh);
+  std::string extra_repr() const override;
+  RNNState forward(const Variable& x, const RNNState& state) override;
+
+  // One step from gx = x W_ih^T + b_ih (B, H); the layer computes gx for all T at once.
+  static RNNState step(const Variable& gx, const RNNState& s, const Variable& w_hh, const Variable& b_hh,
+                       RNNNonlinearity nonlinearity);
+  static constexpr int64_t kGates = 1;
+
+  RNNNonlinearity nonlinearity;
 };
 
 // ================================================================================================
@@ -102,16 +119,19 @@ struct RNNResult {
   RNNState state;   // (L*D, B, H): every layer's final state
 };
 
+// What every layer shares: the weights of each layer and direction, and the loop over time
+// that calls the cell's step. RNN, LSTM and GRU each say only which step that is.
 class RecurrentLayer : public Module {
  public:
-  std::string name() const override;
+  std::string name() const override { return name_; }
   std::string extra_repr() const override;
   // x (B, T, C); initial state (L*D, B, H) or undefined for zeros; lengths: one per sequence,
   // 1..T, or empty when every sequence is T long.
   RNNResult forward(const Variable& x, const RNNState& initial, const std::vector<int64_t>& lengths = {});
   Variable forward(const Variable& x) override { return forward(x, RNNState{}).output; }
+  // Whether the state has a cell c besides h (the LSTM's).
+  virtual bool has_cell_state() const { return false; }
 
-  CellType cell_type;
   RNNOptions options;
   int64_t num_directions() const { return options.bidirectional ? 2 : 1; }
   // The parameters of one layer and direction, by PyTorch's names.
@@ -125,26 +145,24 @@ class RecurrentLayer : public Module {
   }
 
  protected:
-  RecurrentLayer(CellType type, const RNNOptions& options);
+  RecurrentLayer(const char* name, const RNNOptions& options, int64_t gates);
+  // One step of the layer's cell: gx (B, G*H) is x_t W_ih^T + b_ih, w the weights in use.
+  virtual RNNState cell_step(const Variable& gx, const RNNState& s, const Weights& w) const = 0;
 
  private:
+  const char* name_;
   std::vector<Weights> weights_;
 };
 
 class RNN : public RecurrentLayer {
  public:
-  explicit RNN(const RNNOptions& options) : RecurrentLayer(CellType::RNN, options) {}
-};
-class LSTM : public RecurrentLayer {
- public:
-  explicit LSTM(const RNNOptions& options) : RecurrentLayer(CellType::LSTM, options) {}
-};
-class GRU : public RecurrentLayer {
- public:
-  explicit GRU(const RNNOptions& options) : RecurrentLayer(CellType::GRU, options) {}
-};
+  explicit RNN(const RNNOptions& options) : RecurrentLayer("RNN", options, RNNCell::kGates) {}
+  std::string extra_repr() const override;
 
-// Gates per cell type: 1 (RNN), 4 (LSTM), 3 (GRU).
-int64_t gate_count(CellType type);
+ protected:
+  RNNState cell_step(const Variable& gx, const RNNState& s, const Weights& w) const override {
+    return RNNCell::step(gx, s, w.w_hh, w.b_hh, options.nonlinearity);
+  }
+};
 
 }  // namespace seqgrad::nn

@@ -2,7 +2,10 @@
 #include "nn/seq2seq.h"
 
 #include <limits>
+#include <stdexcept>
 
+#include "nn/gru.h"
+#include "nn/lstm.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
@@ -11,13 +14,26 @@
 
 namespace seqgrad::nn {
 
-std::shared_ptr<RecurrentLayer> make_recurrent(CellType cell, const RNNOptions& o) {
-  switch (cell) {
-    case CellType::RNN: return std::make_shared<RNN>(o);
-    case CellType::LSTM: return std::make_shared<LSTM>(o);
-    case CellType::GRU: return std::make_shared<GRU>(o);
-  }
-  return std::make_shared<GRU>(o);
+namespace {
+
+[[noreturn]] void unknown_cell(const std::string& cell) {
+  throw std::invalid_argument(cat("expected a recurrent cell named rnn, lstm or gru, got '", cell, "'"));
+}
+
+}  // namespace
+
+std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& o) {
+  if (cell == "rnn") return std::make_shared<RNN>(o);
+  if (cell == "lstm") return std::make_shared<LSTM>(o);
+  if (cell == "gru") return std::make_shared<GRU>(o);
+  unknown_cell(cell);
+}
+
+std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size) {
+  if (cell == "rnn") return std::make_shared<RNNCell>(input_size, hidden_size);
+  if (cell == "lstm") return std::make_shared<LSTMCell>(input_size, hidden_size);
+  if (cell == "gru") return std::make_shared<GRUCell>(input_size, hidden_size);
+  unknown_cell(cell);
 }
 
 // ================================================================================================
@@ -25,7 +41,7 @@ std::shared_ptr<RecurrentLayer> make_recurrent(CellType cell, const RNNOptions& 
 
 Encoder::Encoder(const Seq2SeqOptions& o) : options_(o) {
   embedding = register_module("embedding", std::make_shared<Embedding>(o.src_vocab, o.embed_dim, /*padding_idx=*/0));
-  rnn = register_module("rnn", make_recurrent(o.cell, RNNOptions(o.embed_dim, o.hidden_size)
+  rnn = register_module("rnn", make_recurrent_layer(o.cell, RNNOptions(o.embed_dim, o.hidden_size)
                                                            .with_num_layers(o.num_layers)
                                                            .with_bidirectional(o.bidirectional)
                                                            .with_dropout(o.dropout)));
@@ -70,7 +86,7 @@ EncoderOutput Encoder::forward(const Tensor& src, const std::vector<int64_t>& le
 
 Decoder::Decoder(const Seq2SeqOptions& o, int64_t context_size) {
   embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, o.embed_dim, /*padding_idx=*/0));
-  rnn = register_module("rnn", make_recurrent(o.cell, RNNOptions(o.embed_dim + context_size, o.hidden_size)
+  rnn = register_module("rnn", make_recurrent_layer(o.cell, RNNOptions(o.embed_dim + context_size, o.hidden_size)
                                                            .with_num_layers(o.num_layers)
                                                            .with_dropout(o.dropout)));
   out = register_module("out", std::make_shared<Linear>(o.hidden_size, o.tgt_vocab));
@@ -103,7 +119,7 @@ RNNState Seq2Seq::initial_state(const Variable& context) {
   const int64_t B = context.size(0), L = options.num_layers, H = options.hidden_size;
   Variable h = permute(reshape(tanh(bridge->forward(context)), {B, L, H}), {1, 0, 2});  // (L, B, H)
   RNNState s{h, Variable()};
-  if (options.cell == CellType::LSTM) s.c = Variable(zeros({L, B, H}));
+  if (decoder->rnn->has_cell_state()) s.c = Variable(zeros({L, B, H}));
   return s;
 }
 // [docs:end]

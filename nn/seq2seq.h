@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/embedding.h"
@@ -27,7 +29,7 @@ struct Seq2SeqOptions {
   Seq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;
-  CellType cell = CellType::GRU;
+  std::string cell = "gru";  // the recurrent cell: "rnn", "lstm" or "gru"
   bool bidirectional = false;  // encoder only
   ContextKind context = ContextKind::Last;
   real dropout = 0;
@@ -35,14 +37,16 @@ struct Seq2SeqOptions {
   Seq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   Seq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   Seq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
-  Seq2SeqOptions& with_cell(CellType v) { cell = v; return *this; }
+  Seq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
   Seq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   Seq2SeqOptions& with_context(ContextKind v) { context = v; return *this; }
   Seq2SeqOptions& with_dropout(real v) { dropout = v; return *this; }
 };
 
-// A recurrent layer of the given cell type.
-std::shared_ptr<RecurrentLayer> make_recurrent(CellType cell, const RNNOptions& options);
+// The recurrent layer or cell a model is built with, by name: "rnn" (RNN, RNNCell), "lstm"
+// (LSTM, LSTMCell) or "gru" (GRU, GRUCell); any other name is an error that lists these.
+std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options);
+std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size);
 
 struct EncoderOutput {
   Variable outputs;  // (B, S, D*H): the top layer's state at every source position

@@ -7,7 +7,7 @@
 // does the same arithmetic in one or two passes over the data, keeping each row in cache, and
 // autograd (ops.h: layer_norm, lstm_cell) records a single node with the matching backward
 // kernel below. Tests check each fused op against its composed version.
-// Read first: nn/layernorm.cpp and lstm_cell_step_composed in nn/rnn.cpp.
+// Read first: nn/layernorm.cpp and LSTMCell::equations in nn/lstm.cpp.
 #pragma once
 
 #include "tensor/tensor.h"

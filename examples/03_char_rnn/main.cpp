@@ -15,7 +15,7 @@
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
-#include "nn/rnn.h"
+#include "nn/seq2seq.h"
 #include "seqgrad.h"
 #include "viz/progress.h"
 
@@ -40,11 +40,9 @@ std::string make_text(int64_t sentences, uint64_t seed) {
 }
 
 struct Model : nn::Module {
-  Model(nn::CellType cell, int64_t vocab, int64_t hidden) {
+  Model(const std::string& cell, int64_t vocab, int64_t hidden) {
     embed = register_module("embed", std::make_shared<nn::Embedding>(vocab, 16));
-    rnn = register_module("rnn", cell == nn::CellType::LSTM
-                                     ? std::shared_ptr<nn::RecurrentLayer>(std::make_shared<nn::LSTM>(nn::RNNOptions(16, hidden)))
-                                     : std::make_shared<nn::RNN>(nn::RNNOptions(16, hidden)));
+    rnn = register_module("rnn", nn::make_recurrent_layer(cell, nn::RNNOptions(16, hidden)));  // "rnn" or "lstm"
     head = register_module("head", std::make_shared<nn::Linear>(hidden, vocab));
   }
   std::string name() const override { return "CharModel"; }
@@ -87,8 +85,8 @@ int main(int argc, char** argv) {
     }
   };
 
-  for (nn::CellType cell : {nn::CellType::RNN, nn::CellType::LSTM}) {
-    const std::string name = cell == nn::CellType::LSTM ? "LSTM" : "RNN";
+  for (const std::string cell : {"rnn", "lstm"}) {
+    const std::string name = cell == "lstm" ? "LSTM" : "RNN";
     // -------------------------------------------------------------------------------------------
     // Model and training
     manual_seed(7);

@@ -23,7 +23,7 @@
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
-#include "nn/rnn.h"
+#include "nn/lstm.h"
 #include "seqgrad.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"

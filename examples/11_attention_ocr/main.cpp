@@ -24,7 +24,7 @@
 #include "nn/optim.h"
 #include "nn/patch_embedding.h"
 #include "nn/positional.h"
-#include "nn/rnn.h"
+#include "nn/lstm.h"
 #include "nn/schedule.h"
 #include "nn/transformer.h"
 #include "seqgrad.h"

@@ -93,9 +93,7 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
     : config(c), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)) {
   const int64_t S = src_vocab.size(), V = tgt_vocab.size();
   const real dropout = static_cast<real>(c.dropout);
-  const nn::CellType cell = c.model == "rnn" ? nn::CellType::RNN
-                            : (c.model == "lstm" || c.model == "lstm-attn") ? nn::CellType::LSTM
-                                                                            : nn::CellType::GRU;
+  const std::string cell = c.model.substr(0, c.model.find('-'));  // "lstm-attn" -> "lstm"
   // Build the kind asked for; from here on it is only an EncoderDecoder (and a Module).
   auto keep = [&](auto model) {
     module_ = model;

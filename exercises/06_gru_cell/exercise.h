@@ -8,7 +8,7 @@
 //   n  = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))        candidate (r multiplies the bracket)
 //   h' = (1 - z) * n + z * h
 // x (B, C), h (B, H) -> h' (B, H). Compose it from autograd ops (matmul with trans_b, chunk or
-// slice, sigmoid, tanh, arithmetic); do not call nn::gru_cell_step or nn::GRUCell.
+// slice, sigmoid, tanh, arithmetic); do not call nn::GRUCell::step or nn::GRUCell.
 #pragma once
 
 #include "seqgrad.h"

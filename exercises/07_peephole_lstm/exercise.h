@@ -1,6 +1,6 @@
 // exercises/07_peephole_lstm - an LSTM whose gates can see the cell (chapter 5).
 //
-// In the standard LSTM (nn::lstm_cell_step) the gates look at x and h only. Gers and
+// In the standard LSTM (nn::LSTMCell::equations) the gates look at x and h only. Gers and
 // Schmidhuber's peephole connections let them look at the cell as well, through one weight
 // vector per gate (elementwise, shape (H)). With PyTorch's gate order i, f, g, o:
 //   [a_i a_f a_g a_o] = x W_ih^T + b_ih + h W_hh^T + b_hh          4 x (B, H)

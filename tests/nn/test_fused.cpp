@@ -4,7 +4,7 @@
 #include "nn/layernorm.h"
 #include "nn/multihead_attention.h"
 #include "nn/linear.h"
-#include "nn/rnn.h"
+#include "nn/lstm.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -63,7 +63,7 @@ TEST_CASE("nn::LayerNorm runs the fused op and matches the composed definition")
   CHECK(allclose(y.value(), nn::layer_norm_composed(Variable(x), norm.weight, norm.bias, norm.eps).value()));
 }
 
-TEST_CASE("fused lstm_cell_step equals lstm_cell_step_composed: h, c and every gradient") {
+TEST_CASE("fused LSTMCell::step equals LSTMCell::equations: h, c and every gradient") {
   manual_seed(7);
   const int64_t B = 5, C = 6, H = 9;
   const Tensor x = randn({B, C}), h = randn({B, H}), c = randn({B, H}) * real(2);
@@ -74,7 +74,7 @@ TEST_CASE("fused lstm_cell_step equals lstm_cell_step_composed: h, c and every g
       const Variable gx = matmul(v[0], v[3], false, true);
       const nn::RNNState s{v[1], v[2]};
       const nn::RNNState next =
-          fused ? nn::lstm_cell_step(gx, s, v[4], v[5]) : nn::lstm_cell_step_composed(gx, s, v[4], v[5]);
+          fused ? nn::LSTMCell::step(gx, s, v[4], v[5]) : nn::LSTMCell::equations(gx, s, v[4], v[5]);
       return concat({next.h, next.c}, 1);
     };
   };

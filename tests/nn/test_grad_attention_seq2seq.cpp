@@ -21,7 +21,7 @@ TEST_CASE("grad through the attention decoders, every parameter") {
   const auto base = nn::AttentionSeq2SeqOptions(8, 8).with_hidden_size(3).with_embed_dim(2);
   for (const Case& c : {Case{"luong general", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::General)},
                         Case{"luong concat lstm", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Concat)
-                                                      .with_cell(nn::CellType::LSTM)},
+                                                      .with_cell("lstm")},
                         Case{"bahdanau additive", nn::AttentionSeq2SeqOptions(base)
                                                       .with_style(nn::AttentionStyle::Bahdanau)
                                                       .with_score(nn::ScoreKind::Additive)

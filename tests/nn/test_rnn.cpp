@@ -6,7 +6,9 @@
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
-#include "nn/rnn.h"
+#include "nn/gru.h"
+#include "nn/lstm.h"
+#include "nn/seq2seq.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -14,12 +16,7 @@ using seqgrad::testing::allclose;
 
 namespace {
 double sig(double x) { return 1 / (1 + std::exp(-x)); }
-
-std::shared_ptr<nn::RecurrentLayer> make_layer(nn::CellType type, const nn::RNNOptions& o) {
-  if (type == nn::CellType::LSTM) return std::make_shared<nn::LSTM>(o);
-  if (type == nn::CellType::GRU) return std::make_shared<nn::GRU>(o);
-  return std::make_shared<nn::RNN>(o);
-}
+const std::vector<std::string> kCells{"rnn", "lstm", "gru"};
 }  // namespace
 
 TEST_CASE("parameter names and shapes follow PyTorch") {
@@ -36,16 +33,28 @@ TEST_CASE("parameter names and shapes follow PyTorch") {
   nn::GRUCell cell(4, 3);
   CHECK(cell.weight_ih.shape() == Shape{9, 4});
   CHECK(cell.to_string() == "GRUCell(4, 3)");
+  // Each cell takes an options struct, as libtorch's do; the layer and the cell say whether
+  // their state carries a cell c.
+  nn::RNNCell relu(nn::RNNCellOptions(4, 3).with_bias(false).with_nonlinearity(nn::RNNNonlinearity::Relu));
+  CHECK(relu.to_string() == "RNNCell(4, 3, bias=false, nonlinearity=relu)");
+  CHECK(relu.parameters().size() == 2);
+  CHECK(nn::LSTMCell(nn::LSTMCellOptions(4, 3)).weight_hh.shape() == Shape{12, 3});
+  CHECK(nn::LSTMCell(4, 3).has_cell_state());
+  CHECK_FALSE(cell.has_cell_state());
+  CHECK(lstm.has_cell_state());
+  CHECK_FALSE(nn::GRU(nn::RNNOptions(4, 3)).has_cell_state());
+  CHECK(nn::RNN(nn::RNNOptions(4, 3).with_nonlinearity(nn::RNNNonlinearity::Relu)).to_string() ==
+        "RNN(4, 3, nonlinearity=relu)");
 }
 
 TEST_CASE("output and state shapes") {
   manual_seed(1);
-  for (nn::CellType type : {nn::CellType::RNN, nn::CellType::LSTM, nn::CellType::GRU}) {
-    auto layer = make_layer(type, nn::RNNOptions(5, 7).with_num_layers(3).with_bidirectional(true));
+  for (const std::string& type : kCells) {
+    auto layer = nn::make_recurrent_layer(type, nn::RNNOptions(5, 7).with_num_layers(3).with_bidirectional(true));
     nn::RNNResult r = layer->forward(Variable(randn({2, 6, 5})), nn::RNNState{});
     CHECK(r.output.shape() == Shape{2, 6, 14});
     CHECK(r.state.h.shape() == Shape{6, 2, 7});
-    CHECK(r.state.c.defined() == (type == nn::CellType::LSTM));
+    CHECK(r.state.c.defined() == (type == "lstm"));
   }
 }
 
@@ -93,9 +102,9 @@ TEST_CASE("a padded batch gives the same outputs and final states as running eac
   manual_seed(2);
   const std::vector<int64_t> lengths{5, 2, 4};
   const Tensor x = randn({3, 5, 4});
-  for (nn::CellType type : {nn::CellType::RNN, nn::CellType::LSTM, nn::CellType::GRU}) {
-    CAPTURE(nn::gate_count(type));
-    auto layer = make_layer(type, nn::RNNOptions(4, 3).with_num_layers(2).with_bidirectional(true));
+  for (const std::string& type : kCells) {
+    CAPTURE(type);
+    auto layer = nn::make_recurrent_layer(type, nn::RNNOptions(4, 3).with_num_layers(2).with_bidirectional(true));
     const nn::RNNResult batch = layer->forward(Variable(x), nn::RNNState{}, lengths);
     for (int64_t b = 0; b < 3; ++b) {
       const int64_t len = lengths[b];
@@ -105,7 +114,7 @@ TEST_CASE("a padded batch gives the same outputs and final states as running eac
       CHECK(allclose(slice(out_b, 1, 0, len), alone.output.value(), 1e-5));
       if (len < 5) CHECK(max(abs(slice(out_b, 1, len, 5))).item() == 0);  // padded outputs are zero
       CHECK(allclose(slice(batch.state.h.value(), 1, b, b + 1), alone.state.h.value(), 1e-5));
-      if (type == nn::CellType::LSTM)
+      if (type == "lstm")
         CHECK(allclose(slice(batch.state.c.value(), 1, b, b + 1), alone.state.c.value(), 1e-5));
     }
   }
@@ -138,16 +147,26 @@ TEST_CASE("recurrent layer errors") {
   nn::RNNCell cell(3, 2);
   CHECK_THROWS_WITH_AS(cell.forward(Variable(zeros({2, 4})), nn::RNNState{}),
                        "RNNCell: expected input of shape (B, 3), got [2, 4]", std::invalid_argument);
+  nn::LSTMCell lstm_cell(3, 2);
+  CHECK_THROWS_WITH_AS(lstm_cell.forward(Variable(zeros({2, 3})), nn::RNNState{Variable(zeros({2, 2})), Variable(zeros({1, 2}))}),
+                       "LSTMCell: expected a cell state of shape [2, 2], got [1, 2]", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::GRUCell(nn::GRUCellOptions(0, 2)), "GRUCell: expected positive input_size and hidden_size, got 0 and 2",
+                       std::invalid_argument);
+  // A model names its cell; a name that is not one is refused with the three it could be.
+  CHECK_THROWS_WITH_AS(nn::make_recurrent_layer("LSTM", nn::RNNOptions(2, 2)),
+                       "expected a recurrent cell named rnn, lstm or gru, got 'LSTM'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_recurrent_cell("tcn", 2, 2), "expected a recurrent cell named rnn, lstm or gru, got 'tcn'",
+                       std::invalid_argument);
 }
 
 TEST_CASE("it learns: each cell type remembers the token from two steps back") {
   // Targets y_t = x_{t-2} (0 for the first two steps): impossible without a memory.
   const int64_t V = 5, T = 8, B = 32;
-  for (nn::CellType type : {nn::CellType::RNN, nn::CellType::LSTM, nn::CellType::GRU}) {
-    CAPTURE(nn::gate_count(type));
+  for (const std::string& type : kCells) {
+    CAPTURE(type);
     manual_seed(4);
     nn::Embedding emb(V, 8);
-    auto rnn = make_layer(type, nn::RNNOptions(8, 32));
+    auto rnn = nn::make_recurrent_layer(type, nn::RNNOptions(8, 32));
     nn::Linear head(32, V);
     std::vector<Variable> params = emb.parameters();
     for (auto* m : std::vector<nn::Module*>{rnn.get(), &head})

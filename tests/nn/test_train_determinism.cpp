@@ -55,7 +55,7 @@ TEST_CASE("training is bit-identical on 1, 2 and 3 threads: LSTM with Luong atte
   const int64_t V = 16;
   auto make_lstm = [V] {
     return std::make_shared<nn::AttentionSeq2Seq>(nn::AttentionSeq2SeqOptions(V, V)
-                                                      .with_cell(nn::CellType::LSTM)
+                                                      .with_cell("lstm")
                                                       .with_score(nn::ScoreKind::General)
                                                       .with_hidden_size(64)
                                                       .with_embed_dim(32));
