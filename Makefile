@@ -51,10 +51,13 @@ LIB64 := $(BUILD)/libseqgrad64.a
 
 EXAMPLE_DIRS := $(filter-out examples/seqgrad/,$(sort $(dir $(wildcard examples/*/main.cpp))))
 EXAMPLES := $(patsubst examples/%/,$(BUILD)/examples/%,$(EXAMPLE_DIRS))
+# What the examples and the tool share (examples/common/*.cpp: the flag parser).
+COMMON_SRCS := $(sort $(wildcard examples/common/*.cpp))
+COMMON_OBJS := $(COMMON_SRCS:%.cpp=$(BUILD)/obj/%.o)
 
 # The seqgrad command-line tool: examples/seqgrad/*.cpp. Everything but main.cpp is also linked
 # into the test binary, so tests can run the tool's commands in-process.
-CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/seqgrad/*.cpp)))
+CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/seqgrad/*.cpp))) $(COMMON_SRCS)
 CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/obj/%.o)
 CLI := $(BUILD)/seqgrad
 
@@ -107,9 +110,9 @@ $(LIB64): $(LIB64_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(LIB)
+$(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(COMMON_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CXX) $< $(LIB) $(LDFLAGS_ALL) -o $@
+	$(CXX) $^ $(LDFLAGS_ALL) -o $@
 
 $(CLI): $(BUILD)/obj/examples/seqgrad/main.o $(CLI_OBJS) $(LIB)
 	$(CXX) $^ $(LDFLAGS_ALL) -o $@

@@ -1,6 +1,7 @@
-// data/recommend.cpp - the pairwise-interaction task (see recommend.h).
+// data/recommend.cpp - the pairwise-interaction task and the click-history task (see recommend.h).
 #include "data/recommend.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tensor/check.h"
@@ -45,6 +46,44 @@ FieldData make_field_interactions(const FieldTaskOptions& o) {
       y += dot * std::sqrt(static_cast<double>(o.rank));
     }
     d.target.data()[k] = static_cast<real>(y);
+  }
+  return d;
+}
+
+ClickData make_click_histories(const ClickTaskOptions& o) {
+  check(o.categories >= 2 && o.per_category >= 1, "make_click_histories: expected at least 2 categories of at least 1 item, got ",
+        o.categories, " of ", o.per_category);
+  check(o.max_liked >= 1 && o.max_liked < o.categories, "make_click_histories: expected max_liked in 1..", o.categories - 1,
+        ", got ", o.max_liked);
+  check(o.min_clicks >= 1 && o.min_clicks <= o.max_clicks, "make_click_histories: expected 1 <= min_clicks <= max_clicks, got ",
+        o.min_clicks, " and ", o.max_clicks);
+  check(o.n > 0, "make_click_histories: expected a positive n, got ", o.n);
+  Generator g(o.seed);
+  const auto draw = [&g](int64_t k) { return static_cast<int64_t>(g.randint(static_cast<uint64_t>(k))); };  // 0..k-1
+  const auto is_liked = [](const std::vector<int64_t>& liked, int64_t c) {
+    return std::find(liked.begin(), liked.end(), c) != liked.end();
+  };
+  const auto item_of = [&](int64_t category) { return category * o.per_category + draw(o.per_category); };
+  ClickData d;
+  d.num_items = o.categories * o.per_category;
+  d.history = full({o.n, o.max_clicks}, static_cast<real>(d.num_items));
+  d.candidate = Tensor::empty({o.n});
+  d.label = Tensor::empty({o.n});
+  for (int64_t k = 0; k < o.n; ++k) {
+    std::vector<int64_t> liked;  // 1..max_liked different categories
+    const int64_t count = 1 + draw(o.max_liked);
+    while (static_cast<int64_t>(liked.size()) < count) {
+      const int64_t c = draw(o.categories);
+      if (!is_liked(liked, c)) liked.push_back(c);
+    }
+    const int64_t length = o.min_clicks + draw(o.max_clicks - o.min_clicks + 1);
+    for (int64_t s = 0; s < length; ++s) d.history.at({k, s}) = static_cast<real>(item_of(liked[draw(count)]));
+    d.lengths.push_back(length);
+    const bool positive = g.uniform() < 0.5;
+    int64_t c = liked[draw(count)];
+    while (!positive && is_liked(liked, c)) c = draw(o.categories);
+    d.candidate.data()[k] = static_cast<real>(item_of(c));
+    d.label.data()[k] = positive ? 1 : 0;
   }
   return d;
 }

@@ -49,6 +49,8 @@ struct ProgressOptions {
   int bar_width = 20;            // cells of the [####    ] bar (Terminal mode only)
   // Seconds on any fixed origin; tests inject a fake clock. Empty: std::chrono::steady_clock.
   std::function<double()> clock;
+
+  ProgressOptions& with_mode(ProgressMode v) { mode = v; return *this; }
 };
 
 // Named values shown after the counts, in the order given: {{"loss", 0.42}, {"acc", 0.9}}.

@@ -11,6 +11,7 @@
 
 #include "data/tokenizer.h"
 #include "data/vocab.h"
+#include "examples/common/args.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -57,11 +58,11 @@ struct Model : nn::Module {
   std::shared_ptr<nn::Linear> head;
 };
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   // ---------------------------------------------------------------------------------------------
   // Config
-  int64_t steps = 800;
-  if (argc == 3 && std::string(argv[1]) == "--steps") steps = std::stoll(argv[2]);
+  const cli::Args a("03_char_rnn", "03_char_rnn [--steps N]", {{"steps", "800", "training steps per model"}}, argc, argv);
+  const int64_t steps = a.integer("steps", 1, 1000000);
   const int64_t batch = 32, window = 48, hidden = 128;
 
   // ---------------------------------------------------------------------------------------------
@@ -144,4 +145,13 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -15,6 +15,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/args.h"
 #include "examples/common/length_accuracy.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -37,22 +38,19 @@ struct Config {
 };
 
 Config parse(int argc, char** argv) {
+  const cli::Args a("04_seq2seq", "04_seq2seq [--trick none|reverse|double|all] [--task T] [--steps N] [--quick] [--out DIR]",
+                    {{"trick", "none", "how the encoder reads the source: none, reverse, double, or all three"},
+                     {"task", "reverse", "the toy task: copy, reverse, sort, date, en-zh or en-fr"},
+                     {"steps", "3000", "training steps"},
+                     {"quick", "false", "200 steps, 300 test pairs", true},
+                     {"out", "build/out", "folder for the SVG"}},
+                    argc, argv);
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      check(i + 1 < argc, "04_seq2seq: ", flag, " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--trick") c.trick = value();
-    else if (flag == "--task") c.task = value();
-    else if (flag == "--steps") c.steps = std::stoll(value());
-    else if (flag == "--out") c.out_dir = value();
-    else if (flag == "--quick") { c.steps = 200; c.test_pairs = 300; }
-    else check(false, "04_seq2seq: unknown flag '", flag, "'; expected --trick, --task, --steps, --quick or --out");
-  }
-  check(c.trick == "none" || c.trick == "reverse" || c.trick == "double" || c.trick == "all",
-        "04_seq2seq: --trick expects none, reverse, double or all, got '", c.trick, "'");
+  c.trick = a.choice("trick", {"none", "reverse", "double", "all"});
+  c.task = a.choice("task", {"copy", "reverse", "sort", "date", "en-zh", "en-fr"});
+  c.steps = a.on("quick") && !a.given("steps") ? 200 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.test_pairs = 300;
+  c.out_dir = a.text("out");
   return c;
 }
 

@@ -20,6 +20,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/args.h"
 #include "examples/common/length_accuracy.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/decoding.h"
@@ -45,28 +46,20 @@ struct Config {
 };
 
 Config parse(int argc, char** argv) {
+  const cli::Args a("05_attention", "05_attention [--models M,M,...] [--steps N] [--quick] [--out DIR]",
+                    {{"models", "none,dot,general,concat,hard", "comma-separated: none, dot, general, concat, additive, "
+                                                               "scaled-dot, cosine, mlp, bahdanau, local, hard"},
+                     {"steps", "1500", "training steps per model"},
+                     {"quick", "false", "150 steps, 200 test pairs", true},
+                     {"out", "build/out", "folder for the SVGs"}},
+                    argc, argv);
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      check(i + 1 < argc, "05_attention: ", flag, " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--models") {
-      c.models.clear();
-      std::stringstream list(value());
-      for (std::string m; std::getline(list, m, ',');) c.models.push_back(m);
-    } else if (flag == "--steps") {
-      c.steps = std::stoll(value());
-    } else if (flag == "--out") {
-      c.out_dir = value();
-    } else if (flag == "--quick") {
-      c.steps = 150;
-      c.test_pairs = 200;
-    } else {
-      check(false, "05_attention: unknown flag '", flag, "'; expected --models, --steps, --quick or --out");
-    }
-  }
+  c.models.clear();
+  std::stringstream list(a.text("models"));
+  for (std::string m; std::getline(list, m, ',');) c.models.push_back(m);
+  c.steps = a.on("quick") && !a.given("steps") ? 150 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.test_pairs = 200;
+  c.out_dir = a.text("out");
   return c;
 }
 
@@ -138,9 +131,8 @@ void train(Experiment& e, const Config& c, const data::EncodedPairs& data, std::
     log.str("");
   };
   {
-    viz::ProgressOptions lines;
-    lines.mode = viz::ProgressMode::Log;  // whole lines, every 10%
-    viz::ProgressBar bar(c.steps, "train " + e.name, log, lines);
+    viz::ProgressBar bar(c.steps, "train " + e.name, log,
+                         viz::ProgressOptions().with_mode(viz::ProgressMode::Log));  // whole lines, every 10%
     int64_t step = 0;
     for (uint64_t epoch = 0; step < c.steps; ++epoch)
       for (const auto& idx : data::make_batches(lengths, c.batch, epoch)) {

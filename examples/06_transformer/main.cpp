@@ -14,6 +14,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/tasks.h"
+#include "examples/common/args.h"
 #include "examples/common/length_accuracy.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
@@ -41,21 +42,19 @@ struct Config {
 };
 
 Config parse(int argc, char** argv) {
+  const cli::Args a("06_transformer", "06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]",
+                    {{"steps", "3000", "training steps"},
+                     {"beam", "4", "beam width for the test set (1 = greedy)"},
+                     {"post-norm", "false", "LayerNorm after each residual, as the original paper", true},
+                     {"quick", "false", "300 steps, 300 test pairs", true},
+                     {"out", "build/out", "folder for the SVGs"}},
+                    argc, argv);
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      check(i + 1 < argc, "06_transformer: ", flag, " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--steps") c.steps = std::stoll(value());
-    else if (flag == "--beam") c.beam = std::stoll(value());
-    else if (flag == "--out") c.out_dir = value();
-    else if (flag == "--post-norm") c.norm_first = false;
-    else if (flag == "--quick") { c.steps = 300; c.test_pairs = 300; }
-    else check(false, "06_transformer: unknown flag '", flag, "'; expected --steps, --beam, --post-norm, --quick or --out");
-  }
-  check(c.steps > 0 && c.beam > 0, "06_transformer: expected positive --steps and --beam, got ", c.steps, " and ", c.beam);
+  c.steps = a.on("quick") && !a.given("steps") ? 300 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.test_pairs = 300;
+  c.beam = a.integer("beam", 1, 64);
+  c.norm_first = !a.on("post-norm");
+  c.out_dir = a.text("out");
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "data/memory_tasks.h"
+#include "examples/common/args.h"
 #include "nn/loss.h"
 #include "nn/memory.h"
 #include "nn/optim.h"
@@ -36,29 +37,17 @@ struct Config {
 };
 
 Config parse(int argc, char** argv) {
+  const cli::Args a("09_memory", "09_memory [--part all|addressing|memn2n|ntm] [--linear-steps N] [--quick] [--out DIR]",
+                    {{"part", "all", "which part to run: all, addressing, memn2n or ntm"},
+                     {"linear-steps", "1000", "steps of MemN2N's linear start (softmaxes off)"},
+                     {"quick", "false", "a fifth of every training run", true},
+                     {"out", "build/out", "folder for the SVGs"}},
+                    argc, argv);
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      check(i + 1 < argc, "09_memory: ", flag, " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--part") {
-      c.part = value();
-      check(c.part == "all" || c.part == "addressing" || c.part == "memn2n" || c.part == "ntm",
-            "09_memory: expected --part all, addressing, memn2n or ntm, got '", c.part, "'");
-    } else if (flag == "--out") {
-      c.out_dir = value();
-    } else if (flag == "--linear-steps") {
-      c.linear_steps = std::stoll(value());
-    } else if (flag == "--quick") {
-      c.memn2n_steps = 600;
-      c.linear_steps = 200;
-      c.ntm_steps = 300;
-    } else {
-      check(false, "09_memory: unknown flag '", flag, "'; expected --part, --linear-steps, --quick or --out");
-    }
-  }
+  c.part = a.choice("part", {"all", "addressing", "memn2n", "ntm"});
+  c.out_dir = a.text("out");
+  if (a.on("quick")) c.memn2n_steps = 600, c.ntm_steps = 300;
+  c.linear_steps = a.on("quick") && !a.given("linear-steps") ? 200 : a.integer("linear-steps", 0, 1000000);
   return c;
 }
 
@@ -143,9 +132,8 @@ void memory_networks(const Config& c) {
     nn::MemN2N model(nn::MemN2NOptions(vocab.size(), N).with_hops(hops));
     nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
     {
-      viz::ProgressOptions lines;
-      lines.mode = viz::ProgressMode::Log;
-      viz::ProgressBar bar(c.memn2n_steps, cat("MemN2N, ", hops, " hop", hops > 1 ? "s" : ""), std::cout, lines);
+      viz::ProgressBar bar(c.memn2n_steps, cat("MemN2N, ", hops, " hop", hops > 1 ? "s" : ""), std::cout,
+                           viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
       for (int64_t step = 1; step <= c.memn2n_steps; ++step) {
         model.linear_start = step <= c.linear_steps;  // no softmax at first (see nn/memory.h)
         std::vector<data::Story> stories;
@@ -212,9 +200,8 @@ void copy_task(const Config& c) {
     return nn::cross_entropy(reshape(r.output, {b.input.size(0), b.input.size(1), bits, 2}), b.target);
   };
   {
-    viz::ProgressOptions lines;
-    lines.mode = viz::ProgressMode::Log;
-    viz::ProgressBar bar(c.ntm_steps, "NTM copy, lengths 1-5", std::cout, lines);
+    viz::ProgressBar bar(c.ntm_steps, "NTM copy, lengths 1-5", std::cout,
+                         viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
     for (int64_t step = 1; step <= c.ntm_steps; ++step) {
       const int64_t length = 1 + static_cast<int64_t>(data_rng.randint(max_train));
       const data::CopyBatch b = data::make_copy_batch(batch, length, bits, data_rng);

@@ -18,6 +18,7 @@
 
 #include "data/batch.h"
 #include "data/vocab.h"
+#include "examples/common/args.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
@@ -134,18 +135,13 @@ int main(int argc, char** argv) {
   try {
     // ---------------------------------------------------------------------------------------------
     // Config
-    int64_t steps = 800;
-    std::string out_dir = "build/out";
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      const bool has_value = i + 1 < argc;
-      check(has_value || (flag != "--steps" && flag != "--out"), "10_many_to_one: ", flag, " needs a value");
-      if (flag == "--steps") steps = std::stoll(argv[++i]);
-      else if (flag == "--out") out_dir = argv[++i];
-      else if (flag == "--quick") steps = 100;
-      else check(false, "10_many_to_one: unknown flag '", flag, "'; expected --steps N, --quick or --out DIR");
-      check(steps >= 50, "10_many_to_one: expected --steps of at least 50 (accuracy is measured every 50), got ", steps);
-    }
+    const cli::Args a("10_many_to_one", "10_many_to_one [--steps N] [--quick] [--out DIR]",
+                      {{"steps", "800", "training steps per pooling (accuracy is measured every 50)"},
+                       {"quick", "false", "100 steps", true},
+                       {"out", "build/out", "folder for the SVGs"}},
+                      argc, argv);
+    const int64_t steps = a.on("quick") && !a.given("steps") ? 100 : a.integer("steps", 50, 1000000);
+    const std::string out_dir = a.text("out");
     const int64_t batch = 32, embed_dim = 16, hidden = 32;
     std::filesystem::create_directories(out_dir);
 
@@ -170,9 +166,8 @@ int main(int argc, char** argv) {
       manual_seed(42);
       Classifier model(pooling, vocab.size(), embed_dim, hidden);
       nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
-      viz::ProgressOptions lines;
-      lines.mode = viz::ProgressMode::Log;
-      viz::ProgressBar bar(steps, cat("train ", pooling_name(pooling)), std::cout, lines);
+      viz::ProgressBar bar(steps, cat("train ", pooling_name(pooling)), std::cout,
+                           viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
       for (int64_t step = 1; step <= steps; ++step) {
         const Batch b = make_batch(train, static_cast<size_t>((step - 1) * batch), batch, vocab);
         Variable loss = nn::cross_entropy(model.forward(b.ids, b.lengths), b.labels);

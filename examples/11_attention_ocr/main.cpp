@@ -16,7 +16,10 @@
 #include <iomanip>
 #include <iostream>
 
+#include "data/batch.h"
 #include "data/images.h"
+#include "examples/11_attention_ocr/where_it_looked.h"
+#include "examples/common/args.h"
 #include "nn/multihead_attention.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
@@ -28,7 +31,6 @@
 #include "nn/schedule.h"
 #include "nn/transformer.h"
 #include "seqgrad.h"
-#include "viz/heatmap.h"
 #include "viz/progress.h"
 
 using namespace seqgrad;
@@ -47,25 +49,19 @@ struct Config {
 };
 
 Config parse(int argc, char** argv) {
+  const cli::Args a("11_attention_ocr", "11_attention_ocr [--steps N] [--anywhere] [--no-pe] [--quick] [--out DIR]",
+                    {{"steps", "3000", "training steps"},
+                     {"anywhere", "false", "the text may start anywhere it fits, not only in the first 5 columns", true},
+                     {"no-pe", "false", "no 2-D positional encoding", true},
+                     {"quick", "false", "200 steps, 200 test images", true},
+                     {"out", "build/out", "folder for the SVG"}},
+                    argc, argv);
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      check(i + 1 < argc, "11_attention_ocr: ", flag, " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--steps") {
-      const std::string v = value();
-      char* end = nullptr;
-      c.steps = std::strtoll(v.c_str(), &end, 10);
-      check(!v.empty() && *end == '\0' && c.steps > 0, "11_attention_ocr: --steps expects a positive integer, got '", v, "'");
-    }
-    else if (flag == "--out") c.out_dir = value();
-    else if (flag == "--no-pe") c.positions = false;
-    else if (flag == "--anywhere") c.max_left = -1;
-    else if (flag == "--quick") c.steps = 200, c.test_images = 200;
-    else check(false, "11_attention_ocr: unknown flag '", flag, "'; expected --steps, --anywhere, --no-pe, --quick or --out");
-  }
+  c.steps = a.on("quick") && !a.given("steps") ? 200 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.test_images = 200;
+  if (a.on("anywhere")) c.max_left = -1;
+  c.positions = !a.on("no-pe");
+  c.out_dir = a.text("out");
   return c;
 }
 
@@ -80,20 +76,16 @@ struct Batch {
 };
 
 Batch make_batch(const data::DigitImages& d, int64_t start, int64_t count) {
-  const int64_t H = d.images.size(1), W = d.images.size(2);
-  int64_t T = 0;
-  for (int64_t k = start; k < start + count; ++k) T = std::max<int64_t>(T, d.texts[k].size() + 1);
-  Batch b{slice(d.images, 0, start, start + count).reshape({count, H, W}), full({count, T}, kPad), full({count, T}, kPad)};
-  for (int64_t k = 0; k < count; ++k) {
-    const std::string& text = d.texts[start + k];
-    b.tgt_in.at({k, 0}) = kBos;
-    for (size_t t = 0; t < text.size(); ++t) {
-      b.tgt_out.at({k, static_cast<int64_t>(t)}) = static_cast<real>(3 + text[t] - '0');
-      b.tgt_in.at({k, static_cast<int64_t>(t) + 1}) = static_cast<real>(3 + text[t] - '0');
-    }
-    b.tgt_out.at({k, static_cast<int64_t>(text.size())}) = kEos;
+  std::vector<std::vector<int64_t>> in, out;
+  for (int64_t k = start; k < start + count; ++k) {
+    in.push_back({kBos});
+    for (char ch : d.texts[k]) in.back().push_back(3 + ch - '0');
+    out.emplace_back(in.back().begin() + 1, in.back().end());
+    out.back().push_back(kEos);
   }
-  return b;
+  const int64_t H = d.images.size(1), W = d.images.size(2);
+  return {slice(d.images, 0, start, start + count).reshape({count, H, W}), data::pad_sequences(in, kPad),
+          data::pad_sequences(out, kPad)};
 }
 
 // ===============================================================================================
@@ -188,37 +180,6 @@ class OcrModel : public nn::Module {
   bool positions_;
 };
 
-// ===============================================================================================
-// Did character t look where it was drawn? The grid column with the most attention (summed over
-// the rows) must overlap the glyph's pixel columns [left, left + 3).
-bool looked_at_glyph(const Tensor& weights, int64_t left, int64_t rows, int64_t cols, int64_t patch) {
-  int64_t best = 0;
-  double best_mass = -1;
-  for (int64_t j = 0; j < cols; ++j) {
-    double mass = 0;
-    for (int64_t i = 0; i < rows; ++i) mass += weights.data()[i * cols + j];
-    if (mass > best_mass) best_mass = mass, best = j;
-  }
-  return best * patch < left + data::kGlyphWidth && left < (best + 1) * patch;
-}
-
-// The image and, under it, where each output character attended: the grid of weights blown up
-// to pixels (every p x p patch shares its weight), so both line up column for column.
-void draw_attention(const Tensor& image, const Reading& r, int64_t patch, const std::string& path) {
-  const int64_t H = image.size(0), W = image.size(1), cols = W / patch;
-  const std::vector<std::string> no_rows(H, ""), no_cols(W, "");
-  viz::HeatmapGrid grid(/*columns=*/1);
-  grid.add(viz::Heatmap(no_rows, no_cols, image).set_title("input image").set_cell_size(10));
-  for (size_t t = 0; t < r.weights.size(); ++t) {
-    Tensor pixels = Tensor::empty({H, W});
-    for (int64_t y = 0; y < H; ++y)
-      for (int64_t x = 0; x < W; ++x) pixels.at({y, x}) = r.weights[t].data()[(y / patch) * cols + x / patch];
-    const std::string what = t < r.text.size() ? cat("'", r.text[t], "'") : std::string("<eos>");
-    grid.add(viz::Heatmap(no_rows, no_cols, pixels).set_title(cat("step ", t + 1, ": ", what)).set_cell_size(10));
-  }
-  grid.set_title("Where each output character attended (darker = more weight)").save(path);
-}
-
 int main(int argc, char** argv) {
   try {
     const Config c = parse(argc, argv);
@@ -242,9 +203,7 @@ int main(int argc, char** argv) {
     nn::CosineAnnealingLR schedule(opt, c.steps);
     const auto loss_options = nn::CrossEntropyOptions().with_ignore_index(kPad);
     {
-      viz::ProgressOptions lines;
-      lines.mode = viz::ProgressMode::Log;
-      viz::ProgressBar bar(c.steps, "train", std::cout, lines);
+      viz::ProgressBar bar(c.steps, "train", std::cout, viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
       for (int64_t step = 1; step <= c.steps; ++step) {
         const data::DigitImages d =
             data::make_digit_images(data::DigitImageOptions(images).with_n(c.batch).with_seed(1000 + static_cast<uint64_t>(step)));
@@ -294,7 +253,8 @@ int main(int argc, char** argv) {
     while (shown + 1 < c.test_images && readings[shown].text != test.texts[shown]) ++shown;
     std::filesystem::create_directories(c.out_dir);
     const std::string path = c.out_dir + "/ocr_attention.svg";
-    draw_attention(slice(test.images, 0, shown, shown + 1).reshape({c.height, c.width}), readings[shown], c.patch, path);
+    draw_attention(slice(test.images, 0, shown, shown + 1).reshape({c.height, c.width}), readings[shown].text,
+                   readings[shown].weights, c.patch, path);
     std::cout << "wrote " << path << " (image " << shown << ", \"" << test.texts[shown] << "\")\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

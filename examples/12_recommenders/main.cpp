@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "data/recommend.h"
+#include "examples/common/args.h"
 #include "nn/afm.h"
 #include "nn/attention.h"
 #include "nn/embedding.h"
@@ -33,7 +34,7 @@ using namespace seqgrad;
 struct Config {
   int64_t afm_steps = 3000, din_steps = 2000, batch = 100;
   int64_t dim = 8, attention = 8;                         // AFM: K, A
-  int64_t categories = 20, per_category = 4, liked = 5;  // DIN: 80 items; a user likes 1-5 categories
+  data::ClickTaskOptions clicks;                          // DIN: 80 items in 20 categories
   int64_t item_dim = 8, din_train = 20000, din_test = 2000;
   std::string out_dir = "build/out";
 };
@@ -130,42 +131,15 @@ void factorization_machines(const Config& c) {
 // ===============================================================================================
 // Part 2: a user's history pooled against the candidate (DIN-style) or averaged
 
-// Each user likes 1-5 of the 20 categories, and the history holds 5-20 clicks on items of liked
-// categories. The candidate comes from a liked category or from another one, half the time
-// each; the label says which. The average of 5-20 item vectors of width 8 blurs up to five
-// categories together; attention can look for the candidate's category among the clicks.
-struct Clicks {
-  Tensor history, candidate, label;  // (N, S) item ids (padding = num_items), (N), (N)
-  std::vector<int64_t> lengths;
-};
-
-Clicks make_clicks(const Config& c, int64_t n, uint64_t seed) {
-  Generator g(seed);
-  const int64_t S = 20, items = c.categories * c.per_category;
-  const auto item_of = [&](int64_t category) { return category * c.per_category + static_cast<int64_t>(g.randint(c.per_category)); };
-  Clicks d{full({n, S}, static_cast<real>(items)), Tensor::empty({n}), Tensor::empty({n}), {}};
-  for (int64_t k = 0; k < n; ++k) {
-    std::vector<int64_t> liked;
-    const int64_t count = 1 + static_cast<int64_t>(g.randint(c.liked));
-    while (static_cast<int64_t>(liked.size()) < count) {
-      const int64_t cat = static_cast<int64_t>(g.randint(c.categories));
-      if (std::find(liked.begin(), liked.end(), cat) == liked.end()) liked.push_back(cat);
-    }
-    const int64_t length = 5 + static_cast<int64_t>(g.randint(S - 4));
-    for (int64_t s = 0; s < length; ++s) d.history.at({k, s}) = static_cast<real>(item_of(liked[g.randint(liked.size())]));
-    d.lengths.push_back(length);
-    const bool positive = g.uniform() < 0.5;
-    int64_t cat = liked[g.randint(liked.size())];
-    while (!positive && std::find(liked.begin(), liked.end(), cat) != liked.end()) cat = static_cast<int64_t>(g.randint(c.categories));
-    d.candidate.data()[k] = static_cast<real>(item_of(cat));
-    d.label.data()[k] = positive ? 1 : 0;
-  }
-  return d;
-}
+// The clicks (data/recommend.h): each user likes 1-5 of 20 categories and clicked 5-20 items of
+// liked ones; the candidate is from a liked category or not, half the time each, as the label
+// says. The average of 5-20 item vectors of width 8 blurs up to five categories together;
+// attention can look for the candidate's category among the clicks.
+using Clicks = data::ClickData;
 
 struct InterestModel : nn::Module {
   InterestModel(const Config& c, bool attention) : attention_(attention) {
-    const int64_t items = c.categories * c.per_category, H = c.item_dim;
+    const int64_t items = c.clicks.categories * c.clicks.per_category, H = c.item_dim;
     embed = register_module("embed", std::make_shared<nn::Embedding>(items + 1, H, /*padding_idx=*/items));
     if (attention) score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));  // c^T W b_s
     hidden = register_module("hidden", std::make_shared<nn::Linear>(2 * H, 32));
@@ -199,10 +173,12 @@ struct InterestModel : nn::Module {
 };
 
 void interest_pooling(const Config& c) {
-  const Clicks train_set = make_clicks(c, c.din_train, 1), test = make_clicks(c, c.din_test, 2);
-  std::cout << "\n== 2. which past clicks matter: " << c.categories * c.per_category << " items in " << c.categories
-            << " categories, each user likes 1-" << c.liked << " of them, histories of 5-20 clicks, " << c.din_train
-            << " training users\n";
+  const Clicks train_set = data::make_click_histories(data::ClickTaskOptions(c.clicks).with_n(c.din_train).with_seed(1));
+  const Clicks test = data::make_click_histories(data::ClickTaskOptions(c.clicks).with_n(c.din_test).with_seed(2));
+  const int64_t per_category = c.clicks.per_category;
+  std::cout << "\n== 2. which past clicks matter: " << train_set.num_items << " items in " << c.clicks.categories
+            << " categories, each user likes 1-" << c.clicks.max_liked << " of them, histories of " << c.clicks.min_clicks
+            << "-" << c.clicks.max_clicks << " clicks, " << c.din_train << " training users\n";
   for (bool attention : {false, true}) {
     manual_seed(4);
     InterestModel model(c, attention);
@@ -223,18 +199,18 @@ void interest_pooling(const Config& c) {
     // with no click in the history.
     int64_t user = 0;
     while (user + 1 < c.din_test && (test.label.data()[user] != 1 || test.lengths[user] < 10)) ++user;
-    std::vector<bool> clicked(c.categories, false);
-    for (int64_t s = 0; s < test.lengths[user]; ++s) clicked[static_cast<int64_t>(test.history.at({user, s})) / c.per_category] = true;
+    std::vector<bool> clicked(c.clicks.categories, false);
+    for (int64_t s = 0; s < test.lengths[user]; ++s) clicked[static_cast<int64_t>(test.history.at({user, s})) / per_category] = true;
     Clicks pair = test;
     pair.history = concat({slice(test.history, 0, user, user + 1), slice(test.history, 0, user, user + 1)}, 0);
     pair.lengths = {test.lengths[user], test.lengths[user]};
-    const int64_t liked = static_cast<int64_t>(test.candidate.data()[user]) / c.per_category;
+    const int64_t liked = static_cast<int64_t>(test.candidate.data()[user]) / per_category;
     const int64_t other = std::find(clicked.begin(), clicked.end(), false) - clicked.begin();
-    pair.candidate = from_vector({test.candidate.data()[user], static_cast<real>(other * c.per_category)}, {2});
+    pair.candidate = from_vector({test.candidate.data()[user], static_cast<real>(other * per_category)}, {2});
     const nn::AttentionResult r = model.forward(pair, 0, 2, &logits);
     std::vector<std::string> cols;
     for (int64_t s = 0; s < test.lengths[user]; ++s)
-      cols.push_back(cat("c", static_cast<int64_t>(test.history.at({user, s})) / c.per_category));
+      cols.push_back(cat("c", static_cast<int64_t>(test.history.at({user, s})) / per_category));
     const std::vector<std::string> rows{cat("candidate c", liked), cat("candidate c", other)};
     const viz::Heatmap map(rows, cols, slice(r.weights.value(), 1, 0, test.lengths[user]));
     std::cout << "user " << user << "'s history (category of each click) and the attention weights against a liked and"
@@ -246,16 +222,12 @@ void interest_pooling(const Config& c) {
 
 int main(int argc, char** argv) {
   try {
+    const cli::Args a("12_recommenders", "12_recommenders [--quick] [--out DIR]",
+                      {{"quick", "false", "600 AFM steps, 400 DIN steps", true}, {"out", "build/out", "folder for the SVGs"}},
+                      argc, argv);
     Config c;
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--quick") c.afm_steps = 600, c.din_steps = 400;
-      else if (flag == "--out") {
-        check(i + 1 < argc, "12_recommenders: --out needs a value");
-        c.out_dir = argv[++i];
-      }
-      else check(false, "12_recommenders: unknown flag '", flag, "'; expected --quick or --out DIR");
-    }
+    if (a.on("quick")) c.afm_steps = 600, c.din_steps = 400;
+    c.out_dir = a.text("out");
     std::filesystem::create_directories(c.out_dir);
     factorization_machines(c);
     interest_pooling(c);

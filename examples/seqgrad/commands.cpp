@@ -10,7 +10,7 @@
 
 #include "data/corpus.h"
 #include "data/tasks.h"
-#include "examples/seqgrad/args.h"
+#include "examples/common/args.h"
 #include "examples/seqgrad/train.h"
 #include "examples/seqgrad/translator.h"
 #include "tensor/check.h"
@@ -35,7 +35,7 @@ const char* kUsage =
 // seqgrad data
 
 int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]",
+  Args a("seqgrad data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]",
          {{"task", "", "copy, reverse, sort, date, en-zh or en-fr"},
           {"n", "1000", "number of pairs"},
           {"min-len", "", "shortest source, in tokens (task default)"},
@@ -79,7 +79,7 @@ std::string unknown_tokens(const Translator& t, const std::string& text) {
 }
 
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
-  Args a("translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
+  Args a("seqgrad translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
          {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (1: greedy decoding)"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
@@ -106,7 +106,7 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
 }
 
 int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--show N]",
+  Args a("seqgrad eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--show N]",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"data", "", "a TSV file of source<TAB>reference lines"},
           {"beam", "1", "beam size (1: greedy decoding)"},
@@ -132,7 +132,7 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
 }
 
 int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("attention", "seqgrad attention --model MODEL --svg OUT.svg TEXT",
+  Args a("seqgrad attention", "seqgrad attention --model MODEL --svg OUT.svg TEXT",
          {{"model", "", "a checkpoint written by seqgrad train"}, {"svg", "", "where to write the heatmap"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;

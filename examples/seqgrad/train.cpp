@@ -44,7 +44,7 @@ std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
   auto [lo, hi] = default_lengths(task);
   if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
   if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
-  check(lo <= hi, "seqgrad ", a.command(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
+  check(lo <= hi, a.program(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
   return data::make_pairs(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed));
 }
 
@@ -54,7 +54,7 @@ namespace {
 // Configuration: from the flags (with --resume, the saved ones) to the run's settings
 
 Args train_flags() {
-  return Args("train",
+  return Args("seqgrad train",
          "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
          "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
          {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "data/tasks.h"
-#include "examples/seqgrad/args.h"
+#include "examples/common/args.h"
 
 namespace seqgrad::cli {
 

@@ -1,6 +1,7 @@
-// tests/data/test_images.cpp - the toy OCR images and the toy recommendation task: shapes,
+// tests/data/test_images.cpp - the toy OCR images and the toy recommendation tasks: shapes,
 // where the glyphs are, determinism, and errors.
 #include <map>
+#include <set>
 
 #include "data/images.h"
 #include "data/recommend.h"
@@ -80,4 +81,41 @@ TEST_CASE("field interactions: global ids per field, a target from the chosen pa
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(data::make_field_interactions(data::FieldTaskOptions().with_sizes({3})),
                        "make_field_interactions: expected at least 2 fields, got 1", std::invalid_argument);
+}
+
+TEST_CASE("click histories: clicks on liked categories only, the label says whether the candidate's is one") {
+  const auto o = data::ClickTaskOptions().with_categories(6).with_per_category(3).with_max_liked(2).with_clicks(2, 7)
+                     .with_n(400).with_seed(3);
+  const data::ClickData d = data::make_click_histories(o);
+  CHECK(d.num_items == 18);
+  CHECK(d.history.shape() == Shape{400, 7});
+  CHECK(d.candidate.shape() == Shape{400});
+  REQUIRE(d.lengths.size() == 400);
+  int64_t positives = 0;
+  for (int64_t k = 0; k < 400; ++k) {
+    const int64_t len = d.lengths[k];
+    CHECK((len >= 2 && len <= 7));
+    std::set<int64_t> clicked;  // the categories in the history: the liked ones, as far as it shows
+    for (int64_t s = 0; s < 7; ++s) {
+      const int64_t item = static_cast<int64_t>(d.history.at({k, s}));
+      if (s >= len) {
+        CHECK(item == 18);  // padding
+        continue;
+      }
+      CHECK((item >= 0 && item < 18));
+      clicked.insert(item / 3);
+    }
+    CHECK(clicked.size() <= 2);
+    const int64_t candidate = static_cast<int64_t>(d.candidate.data()[k]) / 3;
+    // A negative's category is never one the user clicked; a positive's is liked, so it shows
+    // in the history unless the user's clicks all fell on another liked category.
+    if (d.label.data()[k] == 0) CHECK(clicked.count(candidate) == 0);
+    positives += d.label.data()[k] == 1;
+  }
+  CHECK((positives > 150 && positives < 250));  // half the time each
+  CHECK(data::make_click_histories(o).history.to_vector() == d.history.to_vector());  // deterministic
+  CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_categories(3).with_max_liked(3)),
+                       "make_click_histories: expected max_liked in 1..2, got 3", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_clicks(4, 3)),
+                       "make_click_histories: expected 1 <= min_clicks <= max_clicks, got 4 and 3", std::invalid_argument);
 }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "examples/seqgrad/args.h"
+#include "examples/common/args.h"
 #include "examples/seqgrad/commands.h"
 
 using namespace seqgrad;

@@ -1,10 +1,11 @@
-// examples/seqgrad/args.h - the command-line flag parser of the seqgrad tool.
+// examples/common/args.h - the command-line flag parser of the seqgrad tool and the examples.
 //
-// Each subcommand declares its flags (name, default, help); Args parses "--name value",
-// "--name=value" and bare switches, collects the rest as positional arguments, and converts
-// values on request with range checks. Every mistake is one std::invalid_argument whose message
-// starts with the command and names the flag: "seqgrad train: --epochs expects a whole number
-// from 1 to 100000, got 'ten'". What this is not: getopt (no short flags, no bundling).
+// Each program (a seqgrad subcommand, an example) declares its flags (name, default, help); Args
+// parses "--name value", "--name=value" and bare switches, collects the rest as positional
+// arguments, and converts values on request with range checks. Every mistake is one
+// std::invalid_argument whose message starts with the program and names the flag: "seqgrad
+// train: --epochs expects a whole number from 1 to 100000, got 'ten'". What this is not: getopt
+// (no short flags, no bundling).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,11 @@ struct FlagSpec {
 
 class Args {
  public:
-  Args(std::string command, std::string usage, std::vector<FlagSpec> flags);
+  // program: the name messages start with ("seqgrad train", "06_transformer").
+  Args(std::string program, std::string usage, std::vector<FlagSpec> flags);
+  // The same, parsing argv[1..argc) at once, for an example's main: --help prints the help to
+  // standard output and exits with status 0, as Python's argparse does.
+  Args(std::string program, std::string usage, std::vector<FlagSpec> flags, int argc, char** argv);
   // The words after the subcommand: {"--epochs", "3", "--out", "m.safetensors"}.
   void parse(const std::vector<std::string>& words);
 
@@ -38,11 +43,11 @@ class Args {
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
   const std::vector<std::string>& positional() const { return positional_; }
   const std::vector<FlagSpec>& flags() const { return flags_; }
-  const std::string& command() const { return command_; }
+  const std::string& program() const { return program_; }
 
  private:
   const FlagSpec& spec(const std::string& name) const;
-  std::string command_, usage_;
+  std::string program_, usage_;
   std::vector<FlagSpec> flags_;
   std::vector<std::pair<std::string, std::string>> values_;  // given on the command line
   std::vector<std::string> positional_;

@@ -1,23 +1,33 @@
-// examples/seqgrad/args.cpp - parsing, help text and checked conversions.
-#include "examples/seqgrad/args.h"
+// examples/common/args.cpp - parsing, help text and checked conversions.
+#include "examples/common/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include "tensor/check.h"
 
 namespace seqgrad::cli {
 
-Args::Args(std::string command, std::string usage, std::vector<FlagSpec> flags)
-    : command_(std::move(command)), usage_(std::move(usage)), flags_(std::move(flags)) {}
+Args::Args(std::string program, std::string usage, std::vector<FlagSpec> flags)
+    : program_(std::move(program)), usage_(std::move(usage)), flags_(std::move(flags)) {}
+
+Args::Args(std::string program, std::string usage, std::vector<FlagSpec> flags, int argc, char** argv)
+    : Args(std::move(program), std::move(usage), std::move(flags)) {
+  parse(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+  if (help_requested()) {
+    std::cout << help();
+    std::exit(0);
+  }
+}
 
 const FlagSpec& Args::spec(const std::string& name) const {
   for (const FlagSpec& f : flags_)
     if (f.name == name) return f;
-  throw std::invalid_argument(cat("seqgrad ", command_, ": unknown flag '--", name, "' (see 'seqgrad ", command_,
-                                  " --help')"));
+  throw std::invalid_argument(cat(program_, ": unknown flag '--", name, "' (see '", program_, " --help')"));
 }
 
 void Args::parse(const std::vector<std::string>& words) {
@@ -28,8 +38,8 @@ void Args::parse(const std::vector<std::string>& words) {
       continue;
     }
     if (w.size() < 3 || w.compare(0, 2, "--") != 0) {
-      check(w.empty() || w[0] != '-' || w == "-", "seqgrad ", command_, ": unknown flag '", w, "' (see 'seqgrad ",
-            command_, " --help')");
+      check(w.empty() || w[0] != '-' || w == "-", program_, ": unknown flag '", w, "' (see '", program_,
+            " --help')");
       positional_.push_back(w);
       continue;
     }
@@ -42,14 +52,14 @@ void Args::parse(const std::vector<std::string>& words) {
     }
     const FlagSpec& f = spec(name);
     if (f.is_switch) {
-      check(!inline_value, "seqgrad ", command_, ": --", name, " is a switch and takes no value");
+      check(!inline_value, program_, ": --", name, " is a switch and takes no value");
       value = "true";
     } else if (!inline_value) {
-      check(i + 1 < words.size(), "seqgrad ", command_, ": --", name, " needs a value");
+      check(i + 1 < words.size(), program_, ": --", name, " needs a value");
       value = words[++i];
     }
     for (const auto& [given_name, v] : values_)
-      check(given_name != name, "seqgrad ", command_, ": --", name, " is given twice");
+      check(given_name != name, program_, ": --", name, " is given twice");
     values_.emplace_back(name, value);
   }
 }
@@ -86,7 +96,7 @@ int64_t Args::integer(const std::string& name, int64_t lo, int64_t hi) const {
   char* end = nullptr;
   errno = 0;
   const long long n = std::strtoll(v.c_str(), &end, 10);
-  check(!v.empty() && *end == '\0' && errno == 0 && n >= lo && n <= hi, "seqgrad ", command_, ": --", name,
+  check(!v.empty() && *end == '\0' && errno == 0 && n >= lo && n <= hi, program_, ": --", name,
         " expects a whole number from ", lo, " to ", hi, ", got '", v, "'");
   return n;
 }
@@ -96,8 +106,8 @@ double Args::number(const std::string& name, double lo, double hi) const {
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(v.c_str(), &end);
-  check(!v.empty() && *end == '\0' && errno == 0 && std::isfinite(x) && x >= lo && x <= hi, "seqgrad ", command_,
-        ": --", name, " expects a number from ", lo, " to ", hi, ", got '", v, "'");
+  check(!v.empty() && *end == '\0' && errno == 0 && std::isfinite(x) && x >= lo && x <= hi, program_, ": --",
+        name, " expects a number from ", lo, " to ", hi, ", got '", v, "'");
   return x;
 }
 
@@ -110,7 +120,7 @@ std::string Args::choice(const std::string& name, const std::vector<std::string>
     if (c == v) return v;
     list += (list.empty() ? "" : ", ") + c;
   }
-  check(false, "seqgrad ", command_, ": --", name, " expects one of ", list, ", got '", v, "'");
+  check(false, program_, ": --", name, " expects one of ", list, ", got '", v, "'");
   return v;
 }
 

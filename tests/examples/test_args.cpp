@@ -1,0 +1,57 @@
+// tests/examples/test_args.cpp - the flag parser the examples and the seqgrad tool share
+// (examples/common/args.h): an example's command line parsed from argv, and the message each
+// mistake gets, starting with the program's name.
+#include <string>
+#include <vector>
+
+#include "examples/common/args.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+// argv as a program's main receives it: the program's name, then the words.
+cli::Args example_args(std::vector<std::string> words) {
+  words.insert(words.begin(), "build/examples/06_transformer");
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  return cli::Args("06_transformer", "06_transformer [--steps N] [--quick] [--out DIR]",
+                   {{"steps", "3000", "training steps"},
+                    {"quick", "false", "fewer steps", true},
+                    {"out", "build/out", "folder for the SVGs"}},
+                   static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("an example's flags: defaults, values, switches") {
+  const cli::Args none = example_args({});
+  CHECK(none.integer("steps", 1, 1000000) == 3000);
+  CHECK_FALSE(none.on("quick"));
+  CHECK_FALSE(none.given("steps"));
+  CHECK(none.text("out") == "build/out");
+  const cli::Args some = example_args({"--steps", "20", "--quick", "--out=/tmp/x"});
+  CHECK(some.integer("steps", 1, 1000000) == 20);
+  CHECK(some.given("steps"));
+  CHECK(some.on("quick"));
+  CHECK(some.text("out") == "/tmp/x");
+  CHECK(some.program() == "06_transformer");
+  CHECK(some.help().find("  --steps VALUE         training steps (default 3000)\n") != std::string::npos);
+}
+
+TEST_CASE("an example's flag mistakes name the program and the flag") {
+  CHECK_THROWS_WITH_AS(example_args({"--bogus"}), "06_transformer: unknown flag '--bogus' (see '06_transformer --help')",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"-x"}), "06_transformer: unknown flag '-x' (see '06_transformer --help')",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--steps"}), "06_transformer: --steps needs a value", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--quick=yes"}), "06_transformer: --quick is a switch and takes no value",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--steps", "1", "--steps", "2"}), "06_transformer: --steps is given twice",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--steps", "ten"}).integer("steps", 1, 1000000),
+                       "06_transformer: --steps expects a whole number from 1 to 1000000, got 'ten'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({}).choice("out", {"a", "b"}), "06_transformer: --out expects one of a, b, got 'build/out'",
+                       std::invalid_argument);
+}
