@@ -16,6 +16,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   check(o.src_vocab > 4 && o.tgt_vocab > 4, "AttentionSeq2Seq: expected vocabularies larger than the 4 special tokens, got ",
         o.src_vocab, " and ", o.tgt_vocab);
   check(!o.local || o.window >= 1, "AttentionSeq2Seq: expected a local window D >= 1, got ", o.window);
+  check(o.local || !o.monotonic, "AttentionSeq2Seq: monotonic (local-m) alignment needs local attention");
   const int64_t H = o.hidden_size, E = o.embed_dim;
   encoder = register_module("encoder", std::make_shared<Encoder>(Seq2SeqOptions(o.src_vocab, o.tgt_vocab)
                                                                        .with_embed_dim(E)
@@ -33,7 +34,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H));
   if (luong) combine = register_module("combine", std::make_shared<Linear>(M + H, H, /*bias=*/false));
   out = register_module("out", std::make_shared<Linear>(luong ? H : H + M, o.tgt_vocab));
-  if (o.local) {
+  if (o.local && !o.monotonic) {  // local-p predicts its window's centre
     position = register_module("position", std::make_shared<Linear>(H, H, /*bias=*/false));
     position_v = register_parameter("position_v", randn({H}) / std::sqrt(static_cast<real>(H)));
   }
@@ -41,27 +42,32 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
 
 std::string AttentionSeq2Seq::extra_repr() const {
   return cat(options.style == AttentionStyle::Luong ? "luong" : "bahdanau", ", score=", score_name(options.score),
-             options.local ? cat(", local D=", options.window) : std::string(), options.hard ? ", hard" : "");
+             options.local ? cat(options.monotonic ? ", local-m D=" : ", local-p D=", options.window) : std::string(), options.hard ? ", hard" : "");
 }
 
 // ================================================================================================
 // Alignment
 
 // [docs:align]
-Variable AttentionSeq2Seq::align(const Variable& query, const Variable& memory, const Tensor& mask,
-                                 const std::vector<int64_t>& lengths) {
+Variable AttentionSeq2Seq::align(const Variable& query, const Source& source) {
+  const Variable& memory = source.memory;
   Variable scores = score->forward(query, memory);  // (B, S)
-  if (!options.local) return masked_softmax(scores, mask);
-  // Local-p: p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)), a real position in the source.
+  if (!options.local) return masked_softmax(scores, source.mask);
   const int64_t B = memory.size(0), S = memory.size(1), D = options.window;
-  Tensor last = Tensor::empty({B, 1});
-  for (int64_t b = 0; b < B; ++b) last.data()[b] = static_cast<real>((lengths.empty() ? S : lengths[b]) - 1);
-  Variable p = Variable(last) * sigmoid(sum(tanh(position->forward(query)) * position_v, -1, /*keepdim=*/true));  // (B, 1)
+  Tensor last = Tensor::empty({B, 1});  // each source's last position, len - 1
+  for (int64_t b = 0; b < B; ++b) last.data()[b] = static_cast<real>((source.lengths.empty() ? S : source.lengths[b]) - 1);
+  // The window's centre p_t (B, 1). Local-m: p_t = t, source and target assumed roughly in
+  // step (capped at len - 1, so a step past the source's end still sees its last D + 1 words).
+  // Local-p: p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)), a real position the decoder predicts.
+  const Variable p = options.monotonic
+                         ? Variable(minimum(last, full({B, 1}, static_cast<real>(source.t))))
+                         : Variable(last) * sigmoid(sum(tanh(position->forward(query)) * position_v, -1, /*keepdim=*/true));
   // Only positions within D of p_t take part (plus the padding mask).
-  Tensor window = mask.defined() ? mask.clone() : zeros({B, S});
+  Tensor window = source.mask.defined() ? source.mask.clone() : zeros({B, S});
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s)
       if (std::abs(static_cast<real>(s) - p.value().data()[b]) > static_cast<real>(D)) window.data()[b * S + s] = 1;
+  if (options.monotonic) return masked_softmax(scores, window);
   // a_t(s) = align_t(s) exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2: the Gaussian favours
   // positions near p_t, and is what lets p_t learn (the window itself is not differentiable).
   const real sigma = static_cast<real>(D) / 2;
@@ -107,18 +113,17 @@ Tensor sample_position(const Tensor& a, bool sample, Generator& generator) {
 }  // namespace
 
 // The alignment of `query` over the memory, and the context read with it.
-AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const Variable& memory, const Tensor& mask,
-                                                    const std::vector<int64_t>& lengths) {
+AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const Source& source) {
   Attended r;
-  r.weights = align(query, memory, mask, lengths);  // (B, S)
+  r.weights = align(query, source);  // (B, S)
   if (!options.hard) {
-    r.context = soft_context(r.weights, memory);  // (B, M)
+    r.context = soft_context(r.weights, source.memory);  // (B, M)
     return r;
   }
   // Hard attention: c_t = m_{chosen}, and log pi(chosen) for REINFORCE = log a[chosen] -
   // log sum a (the local Gaussian weights need renormalising).
   const Variable pick(sample_position(r.weights.value(), is_training(), sampler));
-  r.context = soft_context(pick, memory);
+  r.context = soft_context(pick, source.memory);
   r.log_prob = log(sum(r.weights * pick, -1) + real(1e-12)) - log(sum(r.weights, -1) + real(1e-12));
   return r;
 }
@@ -128,9 +133,8 @@ AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const
 
 // [docs:step]
 // Bahdanau et al. (2015): the previous state asks, and the context is an input of this step.
-AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNState& state, const Variable& memory,
-                                                       const Tensor& mask, const std::vector<int64_t>& lengths) {
-  const Attended c = attend(state.h, memory, mask, lengths);     // a_t = align(s_{t-1}, m); c_t
+AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNState& state, const Source& source) {
+  const Attended c = attend(state.h, source);                     // a_t = align(s_{t-1}, m); c_t
   state = cell->forward(concat({y, c.context}, 1), state);        // s_t = RNN([y_{t-1}; c_t], s_{t-1})
   const Variable logits = out->forward(concat({state.h, c.context}, 1));  // W_o [s_t; c_t]
   return {logits, c.weights, c.log_prob};
@@ -138,20 +142,17 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNSta
 
 // Luong et al. (2015): the new state asks, and its attentional state h~ is fed to the next step.
 AttentionSeq2Seq::Step AttentionSeq2Seq::luong_step(const Variable& y, RNNState& state, Variable& feed,
-                                                    const Variable& memory, const Tensor& mask,
-                                                    const std::vector<int64_t>& lengths) {
+                                                    const Source& source) {
   state = cell->forward(concat({y, feed}, 1), state);                // h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})
-  const Attended c = attend(state.h, memory, mask, lengths);        // a_t = align(h_t, m); c_t
+  const Attended c = attend(state.h, source);                       // a_t = align(h_t, m); c_t
   feed = tanh(combine->forward(concat({c.context, state.h}, 1)));    // h~_t = tanh(W_c [c_t; h_t])
   return {out->forward(feed), c.weights, c.log_prob};                // W_s h~_t
 }
 // [docs:end]
 
 AttentionSeq2Seq::Step AttentionSeq2Seq::decode_one(const Variable& y, RNNState& state, Variable& feed,
-                                                    const Variable& memory, const Tensor& mask,
-                                                    const std::vector<int64_t>& lengths) {
-  return options.style == AttentionStyle::Luong ? luong_step(y, state, feed, memory, mask, lengths)
-                                                : bahdanau_step(y, state, memory, mask, lengths);
+                                                    const Source& source) {
+  return options.style == AttentionStyle::Luong ? luong_step(y, state, feed, source) : bahdanau_step(y, state, source);
 }
 
 // ================================================================================================
@@ -180,7 +181,7 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
   std::vector<Variable> logits, weights, log_probs;
   for (int64_t t = 0; t < T; ++t) {
     const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
-    Step r = decode_one(y, state, feed, enc.outputs, mask, src_lengths);
+    Step r = decode_one(y, state, feed, Source{enc.outputs, mask, src_lengths, t});
     logits.push_back(r.logits);
     weights.push_back(r.weights);
     if (r.log_prob.defined()) log_probs.push_back(r.log_prob);
@@ -201,6 +202,7 @@ struct AttentionState : DecoderState {
   std::vector<int64_t> lengths;  // (N)
   RNNState rnn;                  // (N, H)
   Variable feed;                 // (N, H): h~ of the last step (Luong's input feeding)
+  int64_t t = 0;                 // the index of the next output token (local-m's window centre)
   bool need_weights = false;
 
   void reorder_rows(const Tensor& index) override {
@@ -234,8 +236,8 @@ std::unique_ptr<DecoderState> AttentionSeq2Seq::start(const Tensor& src, const s
 // tokens (N) -> log-probabilities (N, V); the alignment is recorded as one layer, one head.
 Tensor AttentionSeq2Seq::step(DecoderState& base, const Tensor& tokens) {
   auto& state = static_cast<AttentionState&>(base);
-  const Step r = decode_one(embedding->forward(tokens.reshape({tokens.numel()})), state.rnn, state.feed, state.memory,
-                            state.mask, state.lengths);
+  const Step r = decode_one(embedding->forward(tokens.reshape({tokens.numel()})), state.rnn, state.feed,
+                            Source{state.memory, state.mask, state.lengths, state.t++});
   if (state.need_weights) {
     const Tensor w = r.weights.value();  // (N, S)
     state.record_attention({w.reshape({w.size(0), 1, 1, w.size(1)})});

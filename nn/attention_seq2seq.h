@@ -1,5 +1,5 @@
 // nn/attention_seq2seq.h - encoder-decoder with attention: Bahdanau and Luong decoders,
-// global or local (Luong's local-p) attention, soft or hard (sampled) alignment.
+// global or local (Luong's local-p, or local-m) attention, soft or hard (sampled) alignment.
 //
 // The encoder is seq2seq.h's, but the decoder no longer relies on one context vector: at every
 // step it scores all encoder states against its own state, turns the scores into alignment
@@ -37,8 +37,9 @@ struct AttentionSeq2SeqOptions {
   AttentionStyle style = AttentionStyle::Luong;
   ScoreKind score = ScoreKind::General;
   int64_t attention_size = 0;  // hidden width of concat/additive/mlp scores (0 = hidden_size)
-  bool local = false;          // Luong's local-p attention
+  bool local = false;          // Luong's local attention: local-p (predicted p_t), or local-m
   int64_t window = 3;          // D: the window is 2D + 1 positions
+  bool monotonic = false;      // local-m: the window centres on p_t = t (capped at the source's end)
   bool hard = false;           // sample one position (train) / take the argmax (eval)
   real dropout = 0;
 
@@ -50,7 +51,12 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
   AttentionSeq2SeqOptions& with_score(ScoreKind v) { score = v; return *this; }
   AttentionSeq2SeqOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
-  AttentionSeq2SeqOptions& with_local(bool v, int64_t d = 3) { local = v; window = d; return *this; }
+  AttentionSeq2SeqOptions& with_local(bool v, int64_t d = 3, bool m = false) {
+    local = v;
+    window = d;
+    monotonic = m;
+    return *this;
+  }
   AttentionSeq2SeqOptions& with_hard(bool v) { hard = v; return *this; }
   AttentionSeq2SeqOptions& with_dropout(real v) { dropout = v; return *this; }
 };
@@ -106,18 +112,23 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
     Variable context;   // (B, M): c_t
     Variable log_prob;  // (B), hard only: log pi(the position read)
   };
+  // What one decoder step reads: the memory (B, S, M), its padding mask and lengths, and the
+  // step's index t (0 for the first output token; local-m centres its window there).
+  struct Source {
+    const Variable& memory;
+    const Tensor& mask;
+    const std::vector<int64_t>& lengths;
+    int64_t t;
+  };
   // One decoder step of either style: y (B, E) the embedded previous token; updates the
   // recurrent state and (Luong) the fed-back h~.
-  Step decode_one(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
-                  const std::vector<int64_t>& lengths);
-  Step bahdanau_step(const Variable& y_embedded, RNNState& state, const Variable& memory, const Tensor& mask,
-                     const std::vector<int64_t>& lengths);
-  Step luong_step(const Variable& y_embedded, RNNState& state, Variable& feed, const Variable& memory, const Tensor& mask,
-                  const std::vector<int64_t>& lengths);
+  Step decode_one(const Variable& y_embedded, RNNState& state, Variable& feed, const Source& source);
+  Step bahdanau_step(const Variable& y_embedded, RNNState& state, const Source& source);
+  Step luong_step(const Variable& y_embedded, RNNState& state, Variable& feed, const Source& source);
   // Align `query` (B, H) over the memory and read the context, soft or hard.
-  Attended attend(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
-  // Alignment weights for one query (B, H) over the memory (B, S, D*H): global, or local-p.
-  Variable align(const Variable& query, const Variable& memory, const Tensor& mask, const std::vector<int64_t>& lengths);
+  Attended attend(const Variable& query, const Source& source);
+  // Alignment weights for one query (B, H) over the memory (B, S, D*H): global, local-p or local-m.
+  Variable align(const Variable& query, const Source& source);
 };
 
 // The REINFORCE surrogate for hard attention, one reward per decoding step. nll (B, T) is each

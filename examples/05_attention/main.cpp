@@ -4,11 +4,11 @@
 // scores into alignment weights and reads their weighted sum (nn/attention_seq2seq.h). Same
 // task, lengths and buckets as 04: reverse letter sequences of length 3-30. We train the plain
 // encoder-decoder and Luong-style attention with several score functions (and, on request,
-// Bahdanau's decoder, local-p and hard attention), print exact match per length bucket for
+// Bahdanau's decoder, local-p, local-m and hard attention), print exact match per length bucket for
 // each, draw the table as one SVG, and show the alignment of one long example as a heatmap.
 // Two models train at a time, one per core.
 //   build/examples/05_attention [--models none,dot,general,concat,hard] [--steps N] [--quick] [--out DIR]
-//   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, bahdanau, local, hard
+//   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, bahdanau, local, local-m, hard
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -48,7 +48,7 @@ struct Config {
 Config parse(int argc, char** argv) {
   const cli::Args a("05_attention", "05_attention [--models M,M,...] [--steps N] [--quick] [--out DIR]",
                     {{"models", "none,dot,general,concat,hard", "comma-separated: none, dot, general, concat, additive, "
-                                                               "scaled-dot, cosine, mlp, bahdanau, local, hard"},
+                                                               "scaled-dot, cosine, mlp, bahdanau, local, local-m, hard"},
                      {"steps", "1500", "training steps per model"},
                      {"quick", "false", "150 steps, 200 test pairs", true},
                      {"out", "build/out", "folder for the SVGs"}},
@@ -89,8 +89,8 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
   auto o = nn::AttentionSeq2SeqOptions(V, V).with_hidden_size(c.hidden).with_embed_dim(c.embed);
   if (name == "bahdanau") {
     o.with_style(nn::AttentionStyle::Bahdanau).with_score(nn::ScoreKind::Additive).with_bidirectional(true);
-  } else if (name == "local") {
-    o.with_score(nn::ScoreKind::General).with_local(true, 3);
+  } else if (name == "local" || name == "local-m") {
+    o.with_score(nn::ScoreKind::General).with_local(true, 3, /*monotonic=*/name == "local-m");
   } else if (name == "hard") {
     o.with_score(nn::ScoreKind::General).with_hard(true);
   } else {

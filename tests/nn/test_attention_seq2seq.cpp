@@ -56,6 +56,41 @@ TEST_CASE("local-p attention: zero weight outside the window of 2D + 1 positions
   }
 }
 
+TEST_CASE("local-m attention: the window of step t is [t - D, t + D], capped at the source's end") {
+  manual_seed(2);
+  const int64_t D = 1;
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_local(true, D, /*monotonic=*/true).with_hidden_size(8));
+  CHECK(model.to_string().find("local-m D=1") != std::string::npos);
+  CHECK_FALSE(model.position);  // nothing to predict: p_t = t
+  const std::vector<int64_t> lengths{6, 3};
+  const Tensor src = from_vector({5, 6, 7, 8, 9, 10, 11, 5, 6, 0, 0, 0}, {2, 6});
+  const Tensor tgt_in = from_vector({1, 5, 6, 7, 8, 9, 1, 5, 6, 7, 8, 9}, {2, 6});
+  const Tensor w = model.forward(src, lengths, tgt_in).weights.value();  // (2, 6, 6)
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 6; ++t) {
+      CAPTURE(b);
+      CAPTURE(t);
+      const int64_t p = std::min(t, lengths[b] - 1);
+      double total = 0;
+      for (int64_t s = 0; s < 6; ++s) {
+        const bool inside = std::abs(s - p) <= D && s < lengths[b];
+        if (!inside) CHECK(w.at({b, t, s}) == 0);
+        if (inside) CHECK(w.at({b, t, s}) > 0);
+        total += w.at({b, t, s});
+      }
+      CHECK(total == doctest::Approx(1).epsilon(1e-5));  // no Gaussian: a softmax over the window
+    }
+  // Decoding step by step counts t itself: its weights equal teacher forcing's on the same tokens.
+  model.eval();
+  std::unique_ptr<nn::DecoderState> state = model.start(src, lengths, nn::StartOptions{/*need_weights=*/true});
+  for (int64_t t = 0; t < 6; ++t) model.step(*state, slice(tgt_in, 1, t, t + 1).reshape({2}));
+  const Tensor taught = model.forward(src, lengths, tgt_in).weights.value();
+  REQUIRE(state->attention.size() == 1);  // one layer: (2, 1 head, 6 steps, 6)
+  CHECK(allclose(state->attention[0].reshape({2, 6, 6}), taught, 1e-6));
+  CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_local(false, 3, true)),
+                       "AttentionSeq2Seq: monotonic (local-m) alignment needs local attention", std::invalid_argument);
+}
+
 TEST_CASE("hard attention: one-hot contexts, a log-probability, REINFORCE's surrogate") {
   manual_seed(3);
   nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_hard(true).with_hidden_size(8));
