@@ -1,6 +1,8 @@
 // autograd/ops_nn.cpp - matmul, linear, softmax, attention's scaled masked softmax, log-softmax,
 // cross-entropy, dropout, and the fused layer norm and LSTM cell.
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "tensor/check.h"
@@ -10,6 +12,7 @@
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/softmax.h"
+#include "tensor/thread_pool.h"
 
 namespace seqgrad {
 
@@ -168,11 +171,40 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, const Cros
 Variable dropout(const Variable& x, real p, bool training) {
   check(p >= 0 && p <= 1, "dropout: expected a probability p in [0, 1], got ", p);
   if (!training || p == 0) return x;
-  // mask = [u >= p] / (1 - p), u ~ U[0, 1): kept elements are scaled so E[out] = x.
+  // out = x * mask, mask = [u >= p] / (1 - p), u ~ U[0, 1): kept elements are scaled so
+  // E[out] = x. Backward needs only which elements were kept, one byte each (a float mask
+  // would hold four per element until backward: a Transformer keeps several of them per layer).
   const real scale = p < 1 ? 1 / (1 - p) : 0;
-  const Tensor mask = map(rand(x.shape()), [p, scale](real u) { return u >= p ? scale : real(0); });
-  return make_result("dropout", x.value() * mask, {x}, [mask](const Tensor& dout, Node& n) {
-    n.add_grad(0, dout * mask);  // out = x * mask  =>  dx = dout * mask
+  const Tensor u = rand(x.shape());  // drawn in order from the default generator
+  const int64_t n = u.numel();
+  auto keep = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n));
+  Tensor out = Tensor::empty(x.shape());
+  const real *pu = u.data(), *px = x.value().data();
+  uint8_t* pk = keep->data();
+  real* po = out.data();
+  parallel_for(0, n, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+    // (__restrict and local copies: a byte store could otherwise alias anything, and the loop
+    // would not vectorise)
+    const real *__restrict u_ = pu, *__restrict x_ = px;
+    uint8_t* __restrict k_ = pk;
+    real* __restrict o_ = po;
+    const real p_ = p, scale_ = scale;  // locals, not loads through the captured references
+    for (int64_t i = i0; i < i1; ++i) o_[i] = x_[i] * (u_[i] >= p_ ? scale_ : real(0));
+    for (int64_t i = i0; i < i1; ++i) k_[i] = u_[i] >= p_;
+  });
+  return make_result("dropout", out, {x}, [keep, scale](const Tensor& dout, Node& nd) {
+    Tensor dx = Tensor::empty(dout.shape());  // dx = dout * mask
+    const real* pd = dout.data();
+    const uint8_t* pk = keep->data();
+    real* pdx = dx.data();
+    parallel_for(0, dout.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+      const real* __restrict d_ = pd;
+      const uint8_t* __restrict k_ = pk;
+      real* __restrict dx_ = pdx;
+      const real scale_ = scale;
+      for (int64_t i = i0; i < i1; ++i) dx_[i] = d_[i] * (scale_ * static_cast<real>(k_[i]));  // k = 0 or 1
+    });
+    nd.add_grad(0, dx);
   });
 }
 

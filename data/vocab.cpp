@@ -13,10 +13,14 @@ Vocab::Vocab() {
 }
 
 Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int64_t min_freq) {
-  check(min_freq >= 1, "Vocab: expected min_freq >= 1, got ", min_freq);
   std::map<std::string, int64_t> counts;
   for (const auto& sentence : sentences)
     for (const auto& token : sentence) ++counts[token];
+  return from_counts(counts, min_freq);
+}
+
+Vocab Vocab::from_counts(const std::map<std::string, int64_t>& counts, int64_t min_freq) {
+  check(min_freq >= 1, "Vocab: expected min_freq >= 1, got ", min_freq);
   std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
   // Most frequent first; ties alphabetically (counts is a sorted map, stable_sort keeps that).
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,9 @@ class Vocab {
   Vocab();  // only the four special tokens
   // Every token appearing at least min_freq times in the sentences.
   static Vocab build(const std::vector<std::vector<std::string>>& sentences, int64_t min_freq = 1);
+  // The same from counts already made (token -> occurrences), e.g. one sentence at a time over
+  // a corpus too large to hold tokenized all at once.
+  static Vocab from_counts(const std::map<std::string, int64_t>& counts, int64_t min_freq = 1);
   // From a list whose first four entries are the special tokens (as tokens() returns).
   static Vocab from_tokens(const std::vector<std::string>& tokens);
 

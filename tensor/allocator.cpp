@@ -1,19 +1,26 @@
 // tensor/allocator.cpp - free lists of blocks by size class; see allocator.h.
 #include "tensor/allocator.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace seqgrad {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
-constexpr int64_t kMaxCachedBytes = int64_t(1) << 30;  // 1 GiB
+// Blocks of at least this size are mapped pages of their own (mmap), and unmapped when the
+// cache gives them back, so that memory given back really leaves the process. (The C library's
+// heap keeps what it is given back, and serves big requests from it too once a big block has
+// been freed, so a process's size would only ever grow.)
+constexpr size_t kMapBytes = size_t(1) << 16;  // 64 KiB
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kCaching = false;
@@ -27,6 +34,12 @@ constexpr bool kCaching = true;
 constexpr bool kCaching = true;
 #endif
 
+// A block back to the system: unmapped if it was mapped (by its size, see system_allocate).
+void system_free(void* p, size_t size) noexcept {
+  if (kCaching && size >= kMapBytes) munmap(p, size);
+  else ::operator delete(p, kAlignment);
+}
+
 // The size class of a request: a multiple of 64 up to 4096, then one of 8 steps between
 // consecutive powers of two (4096, 4608, 5120, ..., 7680, 8192, 9216, ...).
 size_t size_class(size_t bytes) {
@@ -37,11 +50,38 @@ size_t size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+// The blocks of one size class waiting to be reused, and when the class was last touched.
+struct FreeList {
+  std::vector<void*> blocks;
+  uint64_t last_used = 0;  // the cache's clock at the last request or release of this class
+};
+
 struct Cache {
   std::mutex mutex;
-  std::map<size_t, std::vector<void*>> free;  // size class -> blocks of that size
+  std::map<size_t, FreeList> free;           // size class -> its free list
+  std::unordered_map<void*, size_t> larger;  // blocks lent to a smaller class: their own size
+  uint64_t clock = 0;                        // counts requests and releases
   AllocatorStats stats;
 };
+
+// Frees cached blocks, from the size class touched longest ago, until in use + cached + `extra`
+// fits the limit (AllocatorStats::limit_bytes), or the cache is empty. A training step whose
+// shapes repeat needs about its own peak, so it always fits and every request after the first
+// step is a hit; a run whose batches change shape would otherwise keep a block of every size
+// it ever saw. The caller holds the lock.
+void evict(Cache& c, int64_t extra) {
+  while (c.stats.cached_bytes > 0 && c.stats.in_use_bytes + c.stats.cached_bytes + extra > c.stats.limit_bytes()) {
+    auto oldest = c.free.end();
+    for (auto it = c.free.begin(); it != c.free.end(); ++it)
+      if (!it->second.blocks.empty() && (oldest == c.free.end() || it->second.last_used < oldest->second.last_used))
+        oldest = it;
+    if (oldest == c.free.end()) return;
+    system_free(oldest->second.blocks.back(), oldest->first);
+    oldest->second.blocks.pop_back();
+    c.stats.cached_bytes -= static_cast<int64_t>(oldest->first);
+    ++c.stats.evictions;
+  }
+}
 
 }  // namespace
 
@@ -70,6 +110,30 @@ Cache& cache() {
   return *c;
 }
 
+// A block of `size` bytes (a size class) from the system. When it says no, what the cache
+// holds (blocks of other sizes) goes back and it is asked once more.
+void* system_allocate(size_t size, size_t bytes) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt == 1) empty_cache();
+    if (kCaching && size >= kMapBytes) {  // page-aligned, so 64-byte aligned too
+      void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p != MAP_FAILED) return p;
+      continue;
+    }
+    try {
+      return ::operator new(size, kAlignment);
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  throw OutOfMemory("out of memory: cannot allocate " + describe_bytes(bytes) + " for a tensor");
+}
+
+// A block of `size` handed out: the bytes in use, and their most at any time.
+void use(AllocatorStats& s, size_t size) {
+  s.in_use_bytes += static_cast<int64_t>(size);
+  if (s.in_use_bytes > s.peak_in_use_bytes) s.peak_in_use_bytes = s.in_use_bytes;
+}
+
 }  // namespace
 
 void* allocate_block(size_t bytes) {
@@ -82,46 +146,78 @@ void* allocate_block(size_t bytes) {
   if (kCaching) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free.find(size);
-    if (it != c.free.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
+    FreeList* list = nullptr;
+    try {
+      list = &c.free[size];  // may need memory for a map node: then simply no cache this time
+      list->last_used = ++c.clock;
+    } catch (const std::bad_alloc&) {
+    }
+    if (list && !list->blocks.empty()) {
+      void* p = list->blocks.back();
+      list->blocks.pop_back();
       c.stats.cached_bytes -= static_cast<int64_t>(size);
       ++c.stats.hits;
+      use(c.stats, size);
+      return p;
+    }
+    // None of this class: a cached block of a larger class will do, if it is at most a quarter
+    // bigger, or for mapped blocks at most twice as big. The batches of a real corpus change
+    // length from step to step, and so do the sizes of nearly all of a step's tensors.
+    const size_t largest = size >= kMapBytes ? 2 * size : size + size / 4;
+    for (auto it = c.free.upper_bound(size); it != c.free.end() && it->first <= largest; ++it) {
+      if (it->second.blocks.empty()) continue;
+      void* p = it->second.blocks.back();
+      try {
+        c.larger[p] = it->first;  // so that release_block files it under its own size
+      } catch (const std::bad_alloc&) {
+        break;
+      }
+      it->second.blocks.pop_back();
+      it->second.last_used = c.clock;
+      c.stats.cached_bytes -= static_cast<int64_t>(it->first);
+      ++c.stats.hits;
+      use(c.stats, it->first);
       return p;
     }
     ++c.stats.misses;
+    evict(c, static_cast<int64_t>(size));  // a new block: first make room for it
   }
-  try {
-    return ::operator new(size, kAlignment);
-  } catch (const std::bad_alloc&) {
+  // (Outside the lock: when the system says no, system_allocate empties the cache.)
+  void* p = system_allocate(size, bytes);
+  if (kCaching) {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    use(c.stats, size);
   }
-  // The system said no: give back what the cache holds (blocks of other sizes) and ask again.
-  empty_cache();
-  try {
-    return ::operator new(size, kAlignment);
-  } catch (const std::bad_alloc&) {
-    throw OutOfMemory("out of memory: cannot allocate " + describe_bytes(bytes) + " for a tensor");
-  }
+  return p;
 }
 
 void release_block(void* p, size_t bytes) noexcept {
   if (!p) return;
-  const size_t size = size_class(bytes == 0 ? 1 : bytes);
+  size_t size = size_class(bytes == 0 ? 1 : bytes);
   if (kCaching) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.stats.cached_bytes + static_cast<int64_t>(size) <= kMaxCachedBytes) {
-      try {
-        c.free[size].push_back(p);  // may need memory itself (a map node, a longer list) ...
-        c.stats.cached_bytes += static_cast<int64_t>(size);
-        return;
-      } catch (const std::bad_alloc&) {
-        // ... and when there is none, the block goes back to the system instead.
+    if (!c.larger.empty()) {
+      const auto it = c.larger.find(p);
+      if (it != c.larger.end()) {  // a block of a larger class, lent for this one
+        size = it->second;
+        c.larger.erase(it);
       }
     }
+    c.stats.in_use_bytes -= static_cast<int64_t>(size);
+    try {
+      FreeList& list = c.free[size];  // may need memory itself (a map node, a longer list) ...
+      list.blocks.push_back(p);
+      list.last_used = ++c.clock;
+      c.stats.cached_bytes += static_cast<int64_t>(size);
+      evict(c, 0);  // over the limit: the classes not used for longest go back (maybe this one)
+      return;
+    } catch (const std::bad_alloc&) {
+      // ... and when there is none, the block goes back to the system instead.
+    }
   }
-  ::operator delete(p, kAlignment);
+  system_free(p, size);
 }
 
 AllocationBudget::AllocationBudget(int64_t bytes, std::string what)
@@ -142,11 +238,17 @@ AllocatorStats allocator_stats() {
   return s;
 }
 
+void reset_peak_memory_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.stats.peak_in_use_bytes = c.stats.in_use_bytes;
+}
+
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& [size, blocks] : c.free)
-    for (void* p : blocks) ::operator delete(p, kAlignment);
+  for (auto& [size, list] : c.free)
+    for (void* p : list.blocks) system_free(p, size);
   c.free.clear();
   c.stats.cached_bytes = 0;
 }

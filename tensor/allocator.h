@@ -9,8 +9,14 @@
 // class: multiples of 64 bytes up to 4 KB, then 8 classes per power of two, so a block is at
 // most 12.5% bigger than asked for and the next step's request of the same size always fits.
 //
-// The cache is bounded (kMaxCachedBytes); beyond it, freed blocks go straight back. Under
-// AddressSanitizer blocks are never cached, so that reading freed memory is still caught.
+// The cache is bounded by what is in use: in use plus cached never exceeds the most ever in use
+// at once by more than a quarter plus 64 MiB. Beyond that, the size classes not asked for the
+// longest go back to the system first. A training loop of fixed shapes fits and always hits;
+// one whose batches change length (a real corpus) no longer keeps a block of every size it
+// ever met. A request whose own class has no block may take a cached block up to a quarter
+// bigger (twice as big from 64 KiB up), since a new batch length changes every size a little.
+// Blocks from 64 KiB up are pages mapped for them alone, so what goes back leaves the process.
+// Under AddressSanitizer blocks are never cached, so reading freed memory is still caught.
 // Every block is 64-byte aligned. Thread-safe. Running out of memory is an exception that says
 // how much was asked (OutOfMemory), never an abort.
 #pragma once
@@ -60,12 +66,20 @@ class AllocationBudget {
 };
 
 struct AllocatorStats {
-  bool caching = true;           // false under AddressSanitizer
-  int64_t hits = 0, misses = 0;  // requests served from the cache / from the system
-  int64_t cached_bytes = 0;      // held in free lists right now
+  bool caching = true;            // false under AddressSanitizer
+  int64_t hits = 0, misses = 0;   // requests served from the cache / from the system
+  int64_t evictions = 0;          // cached blocks given back to the system to stay in the limit
+  int64_t cached_bytes = 0;       // held in free lists right now
+  int64_t in_use_bytes = 0;       // handed out and not yet released (size classes)
+  int64_t peak_in_use_bytes = 0;  // the most in use at any one time so far
+  // What in use + cached may reach: peak_in_use * 5/4 + 64 MiB (caching builds only).
+  int64_t limit_bytes() const { return peak_in_use_bytes + peak_in_use_bytes / 4 + (int64_t(64) << 20); }
 };
 AllocatorStats allocator_stats();
 // Return every cached block to the system (as torch.cuda.empty_cache()).
 void empty_cache();
+// Start counting the peak again from what is in use now (as torch.cuda.reset_peak_memory_stats()):
+// the cache's limit follows.
+void reset_peak_memory_stats();
 
 }  // namespace seqgrad

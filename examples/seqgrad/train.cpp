@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "autograd/anomaly.h"
@@ -215,12 +216,15 @@ Data load_data(const Settings& s, std::ostream& out) {
     check_state(differs.empty(), "seqgrad train: '", s.resume_from, "': the saved flags contradict the model (", differs, ")");
     model->module().train();
   } else {
-    std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
+    // Counted one sentence at a time: the whole corpus as token strings would be several
+    // times the size of the ids it becomes.
+    std::map<std::string, int64_t> src_counts, tgt_counts;
     for (const data::Pair& p : train_pairs) {
-      src_sentences.push_back(data::tokenize(p.source, st));
-      tgt_sentences.push_back(data::tokenize(p.target, tt));
+      for (const std::string& token : data::tokenize(p.source, st)) ++src_counts[token];
+      for (const std::string& token : data::tokenize(p.target, tt)) ++tgt_counts[token];
     }
-    model = std::make_unique<Translator>(c, data::Vocab::build(src_sentences, s.min_freq), data::Vocab::build(tgt_sentences, s.min_freq));
+    model = std::make_unique<Translator>(c, data::Vocab::from_counts(src_counts, s.min_freq),
+                                         data::Vocab::from_counts(tgt_counts, s.min_freq));
   }
   Translator& t = *model;
   data::EncodedPairs& train = d.train;

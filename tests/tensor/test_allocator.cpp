@@ -1,8 +1,10 @@
 // tests/tensor/test_allocator.cpp - the caching allocator: freed blocks are reused by the next
-// request of their size class, every block is aligned, and the cache can be emptied.
+// request of their size class (or a little smaller), every block is aligned, the cache stays
+// within its limit, and it can be emptied.
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tensor/allocator.h"
 #include "tests/test_util.h"
@@ -96,4 +98,70 @@ TEST_CASE("AllocationBudget: budgets nest, and another thread is not limited") {
   }).join();
   CHECK(other.empty());
   CHECK_THROWS_WITH_AS(zeros({2000, 1000}), "outer: needs more than 4.2 MB (4194304 bytes)", std::runtime_error);
+}
+
+// A run whose batches change shape asks for new sizes at every step. The cache keeps at most
+// what in use plus cached may reach (AllocatorStats::limit_bytes): beyond it, the sizes not
+// asked for the longest go back to the system. The blocks here are never written, so their
+// pages are never touched and cost no memory.
+TEST_CASE("allocator: in use plus cached never exceeds the limit, whatever sizes come and go") {
+  if (!allocator_stats().caching) {
+    MESSAGE("skipped under AddressSanitizer: nothing is cached");
+    return;
+  }
+  empty_cache();
+  reset_peak_memory_stats();
+  const int64_t evictions_before = allocator_stats().evictions;
+  auto within_limit = [] {
+    const AllocatorStats s = allocator_stats();
+    return s.in_use_bytes + s.cached_bytes <= s.limit_bytes();
+  };
+  const size_t MB = size_t(1) << 20;
+  // Twelve "steps", each with six blocks of a size of its own, larger at every step, so that no
+  // step can reuse an earlier step's blocks (the cache lends a block only to a smaller request).
+  // Cached, they would add up to 540 MiB; the limit is 5/4 of the 78 MiB peak plus 64 MiB.
+  for (int step = 0; step < 12; ++step) {
+    const size_t size = (2 + static_cast<size_t>(step)) * MB;
+    std::vector<void*> blocks;
+    for (int i = 0; i < 6; ++i) {
+      blocks.push_back(allocate_block(size));
+      CHECK(within_limit());
+    }
+    for (void* p : blocks) {
+      release_block(p, size);
+      CHECK(within_limit());
+    }
+  }
+  const AllocatorStats s = allocator_stats();
+  CHECK(s.evictions > evictions_before);  // the old sizes went back
+  CHECK(s.cached_bytes <= s.limit_bytes() - s.in_use_bytes);
+  // A size asked for again is served from the cache.
+  empty_cache();
+  void* a = allocate_block(3 * MB);
+  release_block(a, 3 * MB);
+  const int64_t hits = allocator_stats().hits;
+  void* b = allocate_block(3 * MB);
+  CHECK(allocator_stats().hits == hits + 1);
+  CHECK(b == a);
+  release_block(b, 3 * MB);
+  empty_cache();
+}
+
+TEST_CASE("allocator: a block a little larger serves a request when its own size has none") {
+  if (!allocator_stats().caching) {
+    MESSAGE("skipped under AddressSanitizer: nothing is cached");
+    return;
+  }
+  empty_cache();
+  const size_t MB = size_t(1) << 20;
+  void* big = allocate_block(3 * MB);
+  release_block(big, 3 * MB);
+  void* smaller = allocate_block(2 * MB);  // no 2 MiB block cached: the 3 MiB one, at most twice as big
+  CHECK(smaller == big);
+  release_block(smaller, 2 * MB);  // filed back under its own size, 3 MiB
+  CHECK(allocator_stats().cached_bytes == static_cast<int64_t>(3 * MB));
+  void* tiny = allocate_block(MB / 2);  // more than twice smaller: a block of its own
+  CHECK(tiny != big);
+  release_block(tiny, MB / 2);
+  empty_cache();
 }
