@@ -18,6 +18,9 @@ TEST_CASE("Vocab: specials first, then by frequency, unknowns map to <unk>") {
   CHECK(v.encode({"a", "zzz"}, true, true) == std::vector<int64_t>{Vocab::kBos, 5, Vocab::kUnk, Vocab::kEos});
   CHECK(v.decode({Vocab::kBos, 4, 5, Vocab::kEos, 4}) == std::vector<std::string>{"b", "a"});
   CHECK(Vocab::from_tokens(v.tokens()).tokens() == v.tokens());
+  // From counts made elsewhere (one sentence at a time): the same vocabulary.
+  CHECK(Vocab::from_counts({{"a", 2}, {"b", 3}, {"c", 1}, {"rare", 1}}, 2).tokens() == v.tokens());
+  CHECK_THROWS_WITH_AS(Vocab::from_counts({{"a", 2}}, 0), "Vocab: expected min_freq >= 1, got 0", std::invalid_argument);
   CHECK_THROWS_WITH_AS(v.token(6), "Vocab: token id 6 is out of range for a vocabulary of 6", std::out_of_range);
   CHECK_THROWS_WITH_AS(Vocab::from_tokens({"a", "b"}), "Vocab: expected a token list starting with <pad>, <bos>, <eos>, <unk>",
                        std::invalid_argument);
