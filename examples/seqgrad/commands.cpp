@@ -1,9 +1,9 @@
 // examples/seqgrad/commands.cpp - what each subcommand does, from flags to files.
 #include "examples/seqgrad/commands.h"
 
-
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iomanip>
 #include <set>
@@ -78,9 +78,18 @@ std::string unknown_tokens(const Translator& t, const std::string& text) {
   return list;
 }
 
+// A log-probability as the --scores column shows it: 6 decimals, "-0.000123".
+std::string format_score(double log_prob) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", log_prob);
+  return buf;
+}
+
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
-  Args a("seqgrad translate", "seqgrad translate --model MODEL [--beam K] [TEXT ...]   (no TEXT: each line of stdin)",
-         {{"model", "", "a checkpoint written by seqgrad train"}, {"beam", "1", "beam size (1: greedy decoding)"}});
+  Args a("seqgrad translate", "seqgrad translate --model MODEL [--beam K] [--scores] [TEXT ...]   (no TEXT: each line of stdin)",
+         {{"model", "", "a checkpoint written by seqgrad train"},
+          {"beam", "1", "beam size (1: greedy decoding)"},
+          {"scores", "false", "print log P(translation | source) and a tab before each translation", true}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
@@ -101,7 +110,12 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
       err << "warning: " << (a.positional().empty() ? "line " : "sentence ") << i + 1 << ": " << unknown
           << " not in the model's source vocabulary (translated as <unk>)\n";
   }
-  for (const std::string& translation : t->translate(lines, beam)) out << translation << "\n";
+  std::vector<double> log_probs;
+  const std::vector<std::string> translations = t->translate(lines, beam, &log_probs);
+  for (size_t i = 0; i < translations.size(); ++i) {
+    if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
+    out << translations[i] << "\n";
+  }
   return 0;
 }
 

@@ -141,7 +141,8 @@ Variable Translator::loss(const data::Batch& b, real label_smoothing) {
   return nn::cross_entropy(logits, b.tgt_out, opt);
 }
 
-std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam) {
+std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
+                                                             std::vector<double>* log_probs) {
   module().eval();
   std::vector<std::vector<int64_t>> out;
   for (size_t start = 0; start < sources.size(); start += 64) {
@@ -158,15 +159,17 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
     const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
     const nn::DecodeResult r = nn::decode(*model_, src, lengths, opt);
     out.insert(out.end(), r.tokens.begin(), r.tokens.end());
+    if (log_probs) log_probs->insert(log_probs->end(), r.log_probs.begin(), r.log_probs.end());
   }
   return out;
 }
 
-std::vector<std::string> Translator::translate(const std::vector<std::string>& sentences, int64_t beam) {
+std::vector<std::string> Translator::translate(const std::vector<std::string>& sentences, int64_t beam,
+                                               std::vector<double>* log_probs) {
   std::vector<std::vector<int64_t>> sources;
   for (const std::string& s : sentences) sources.push_back(src_vocab.encode(source_tokens(s)));
   std::vector<std::string> out;
-  for (const auto& ids : translate_ids(sources, beam)) out.push_back(target_text(ids));
+  for (const auto& ids : translate_ids(sources, beam, log_probs)) out.push_back(target_text(ids));
   return out;
 }
 

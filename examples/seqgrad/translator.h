@@ -56,10 +56,13 @@ class Translator {
   const nn::Module& module() const;
   // Mean cross-entropy over the batch's real target tokens.
   Variable loss(const data::Batch& batch, real label_smoothing);
-  // Greedy (beam = 1) or beam search, for every model kind; ids without <bos>/<eos>.
-  std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam);
-  // Text in, text out.
-  std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam);
+  // Greedy (beam = 1) or beam search, for every model kind; ids without <bos>/<eos>. With
+  // log_probs, also each output's log P(output + <eos> | source) under the model.
+  std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
+                                                  std::vector<double>* log_probs = nullptr);
+  // Text in, text out (and the log-probabilities, as translate_ids).
+  std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam,
+                                     std::vector<double>* log_probs = nullptr);
   // The alignment of one translation: (output tokens [+ <eos>], source tokens) weights, with the
   // tokens themselves. Throws for models without attention.
   Tensor alignment(const std::string& sentence, std::vector<std::string>& source_tokens,

@@ -112,6 +112,19 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   CHECK(at.code == 0);
   CHECK(at.out.find("wrote build/test_cli_attention.svg") != std::string::npos);
   CHECK(run({"translate", "--model", model, "--beam", "3", "c c a"}).out == "c c a\n");  // beam search, any model
+  // --scores: log P(translation + <eos> | source) and a tab before each translation; a model
+  // that copies well is nearly sure of its copy, and never of a probability above 1.
+  const Result scored = run({"translate", "--model", model, "--scores", "c c a", "b a d"});
+  REQUIRE(scored.code == 0);
+  double first = 1, second = 1;
+  char text1[32] = {0}, text2[32] = {0};
+  REQUIRE(std::sscanf(scored.out.c_str(), "%lf\t%31[^\n]\n%lf\t%31[^\n]", &first, text1, &second, text2) == 4);
+  CHECK(std::string(text1) == "c c a");
+  CHECK(std::string(text2) == "b a d");
+  CHECK((first <= 0 && first > -1));
+  CHECK((second <= 0 && second > -1));
+  CHECK(run({"translate", "--model", model, "--scores=yes", "c"}).err ==
+        "error: seqgrad translate: --scores is a switch and takes no value\n");
   for (const char* f : {"build/test_cli_copy.safetensors", "build/test_cli_copy.training.svg", "build/test_cli_eval.tsv",
                         "build/test_cli_attention.svg", "build/test_cli_bad.tsv", "build/test_cli_empty.tsv",
                         "build/test_cli_other.safetensors"})
