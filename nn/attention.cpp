@@ -1,4 +1,4 @@
-// nn/attention.cpp - masks, the seven score functions, attend, scaled dot-product attention.
+// nn/attention.cpp - masks, the eight score functions, attend, scaled dot-product attention.
 #include "nn/attention.h"
 
 #include <cmath>
@@ -51,7 +51,9 @@ ScoreKind parse_score(const std::string& name) {
   if (name == "scaled-dot") return ScoreKind::ScaledDot;
   if (name == "cosine") return ScoreKind::Cosine;
   if (name == "mlp") return ScoreKind::MLP;
-  check(false, "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, got '", name, "'");
+  if (name == "location") return ScoreKind::Location;
+  check(false, "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, location, got '", name,
+        "'");
   return ScoreKind::Dot;
 }
 
@@ -64,6 +66,7 @@ std::string score_name(ScoreKind kind) {
     case ScoreKind::ScaledDot: return "scaled-dot";
     case ScoreKind::Cosine: return "cosine";
     case ScoreKind::MLP: return "mlp";
+    case ScoreKind::Location: return "location";
   }
   return "dot";
 }
@@ -205,9 +208,31 @@ class MLPScore : public AttentionScore {
 };
 // [docs:end]
 
+// [docs:location]
+// Luong et al.'s location score, a_t = softmax(W_a h_t): where to look comes from the query
+// alone, not from comparing it with the keys. W_a has one row per source position, so a
+// source may be at most max_positions long; a shorter one uses the first S rows.
+class LocationScore : public AttentionScore {
+ public:
+  LocationScore(int64_t q, int64_t k, int64_t positions) : AttentionScore(ScoreKind::Location, q, k) {
+    check(positions > 0, "LocationScore: expected max_positions > 0 (the longest source it scores), got ", positions);
+    W = register_module("W", std::make_shared<Linear>(q, positions, /*bias=*/false));
+  }
+  std::string name() const override { return "LocationScore"; }
+  std::string extra_repr() const override { return cat(query_size, ", max_positions=", W->out_features); }
+  Variable score(const Variable& q, const Variable& k) override {
+    const int64_t S = k.size(1);
+    check(S <= W->out_features, "LocationScore: the source has ", S, " positions, more than the ", W->out_features,
+          " it was built for");
+    return slice(W->forward(q), 2, 0, S);  // W_a h_t (B, T, max_positions) -> the first S (B, T, S)
+  }
+  std::shared_ptr<Linear> W;
+};
+// [docs:end]
+
 }  // namespace
 
-std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k, int64_t a) {
+std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k, int64_t a, int64_t max_positions) {
   if (a <= 0) a = q;
   switch (kind) {
     case ScoreKind::Dot: return std::make_shared<DotScore>(q, k);
@@ -217,6 +242,7 @@ std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k,
     case ScoreKind::ScaledDot: return std::make_shared<ScaledDotScore>(q, k);
     case ScoreKind::Cosine: return std::make_shared<CosineScore>(q, k);
     case ScoreKind::MLP: return std::make_shared<MLPScore>(q, k, a);
+    case ScoreKind::Location: return std::make_shared<LocationScore>(q, k, max_positions);
   }
   return std::make_shared<DotScore>(q, k);
 }

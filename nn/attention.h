@@ -7,6 +7,7 @@
 //   dot        q . k                        general   q^T W k           scaled-dot  q . k / sqrt(H)
 //   concat     v^T tanh(W [q; k])           additive  v^T tanh(W q + U k + b)   (Bahdanau)
 //   cosine     q . k / (|q| |k|)            mlp       w2^T relu(W1 [q; k] + b1) + b2
+//   location   (W q)_s: one row of W per source position, the keys only give S (Luong)
 // Masks are Tensors where 1 marks a position that must NOT be attended (padding, the future);
 // a masked position gets weight exactly 0, and a row with every position masked gets all-zero
 // weights and zero gradients, never NaN. Read next: attention_seq2seq.h, then transformer.h.
@@ -37,8 +38,9 @@ Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis
 // ================================================================================================
 // Score functions: query (B, H_q) or (B, T, H_q), keys (B, S, H_k) -> scores (B, S) or (B, T, S)
 
-enum class ScoreKind { Dot, General, Concat, Additive, ScaledDot, Cosine, MLP };
-ScoreKind parse_score(const std::string& name);  // "dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp"
+enum class ScoreKind { Dot, General, Concat, Additive, ScaledDot, Cosine, MLP, Location };
+// "dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp", "location"
+ScoreKind parse_score(const std::string& name);
 std::string score_name(ScoreKind kind);
 
 class AttentionScore : public Module {
@@ -53,9 +55,10 @@ class AttentionScore : public Module {
   virtual Variable score(const Variable& q, const Variable& k) = 0;
 };
 
-// Builds any score function. attention_size is the hidden width of concat, additive and mlp.
+// Builds any score function. attention_size is the hidden width of concat, additive and mlp;
+// max_positions the longest source the location score can score (it needs one).
 std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t query_size, int64_t key_size,
-                                           int64_t attention_size = 0);
+                                           int64_t attention_size = 0, int64_t max_positions = 0);
 
 // ================================================================================================
 // The weighted sum

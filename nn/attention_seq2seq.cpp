@@ -31,7 +31,8 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   const bool luong = o.style == AttentionStyle::Luong;
   // Bahdanau's RNN reads [y; c_t]; Luong's reads [y; h~_{t-1}] (input feeding).
   cell = register_module("cell", make_recurrent_cell(o.cell, luong ? E + H : E + M, H));
-  score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H));
+  score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H,
+                                                   o.max_source_len));
   if (luong) combine = register_module("combine", std::make_shared<Linear>(M + H, H, /*bias=*/false));
   out = register_module("out", std::make_shared<Linear>(luong ? H : H + M, o.tgt_vocab));
   if (o.local && !o.monotonic) {  // local-p predicts its window's centre

@@ -37,6 +37,7 @@ struct AttentionSeq2SeqOptions {
   AttentionStyle style = AttentionStyle::Luong;
   ScoreKind score = ScoreKind::General;
   int64_t attention_size = 0;  // hidden width of concat/additive/mlp scores (0 = hidden_size)
+  int64_t max_source_len = 0;  // the location score: the longest source it scores
   bool local = false;          // Luong's local attention: local-p (predicted p_t), or local-m
   int64_t window = 3;          // D: the window is 2D + 1 positions
   bool monotonic = false;      // local-m: the window centres on p_t = t (capped at the source's end)
@@ -51,6 +52,7 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
   AttentionSeq2SeqOptions& with_score(ScoreKind v) { score = v; return *this; }
   AttentionSeq2SeqOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
+  AttentionSeq2SeqOptions& with_max_source_len(int64_t v) { max_source_len = v; return *this; }
   AttentionSeq2SeqOptions& with_local(bool v, int64_t d = 3, bool m = false) {
     local = v;
     window = d;

@@ -8,7 +8,8 @@
 // each, draw the table as one SVG, and show the alignment of one long example as a heatmap.
 // Two models train at a time, one per core.
 //   build/examples/05_attention [--models none,dot,general,concat,hard] [--steps N] [--quick] [--out DIR]
-//   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, bahdanau, local, local-m, hard
+//   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, location, bahdanau, local,
+//           local-m, hard
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -48,7 +49,7 @@ struct Config {
 Config parse(int argc, char** argv) {
   const cli::Args a("05_attention", "05_attention [--models M,M,...] [--steps N] [--quick] [--out DIR]",
                     {{"models", "none,dot,general,concat,hard", "comma-separated: none, dot, general, concat, additive, "
-                                                               "scaled-dot, cosine, mlp, bahdanau, local, local-m, hard"},
+                                                               "scaled-dot, cosine, mlp, location, bahdanau, local, local-m, hard"},
                      {"steps", "1500", "training steps per model"},
                      {"quick", "false", "150 steps, 200 test pairs", true},
                      {"out", "build/out", "folder for the SVGs"}},
@@ -94,7 +95,7 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
   } else if (name == "hard") {
     o.with_score(nn::ScoreKind::General).with_hard(true);
   } else {
-    o.with_score(nn::parse_score(name));
+    o.with_score(nn::parse_score(name)).with_max_source_len(c.max_len);  // (only the location score needs it)
   }
   auto m = std::make_shared<nn::AttentionSeq2Seq>(o);
   e.module = m;

@@ -65,7 +65,7 @@ Args train_flags() {
           {"min-len", "", "shortest generated source (task default)"},
           {"max-len", "", "longest generated source (task default)"},
           {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
-          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp"},
+          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp, location"},
           {"layers", "2", "encoder (and Transformer decoder) layers"},
           {"hidden", "128", "hidden size of recurrent models"},
           {"dim", "64", "embedding size; the Transformer's model width"},

@@ -107,7 +107,7 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
     keep(std::make_shared<nn::AttentionSeq2Seq>(
         nn::AttentionSeq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers).with_hidden_size(c.hidden)
             .with_embed_dim(c.dim).with_bidirectional(c.bidirectional).with_dropout(dropout)
-            .with_score(nn::parse_score(c.attention))));
+            .with_score(nn::parse_score(c.attention)).with_max_source_len(c.max_len)));
   } else if (c.model == "transformer") {
     keep(std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
                                                          .with_num_layers(c.layers).with_dim_feedforward(c.ffn)

@@ -25,7 +25,8 @@ namespace seqgrad::cli {
 
 // The names and ranges seqgrad train accepts, and a checkpoint's configuration must keep to.
 inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "transformer"};
-inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp"};
+inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive",
+                                                  "scaled-dot", "cosine", "mlp", "location"};
 inline const std::vector<std::string> kTokenizerNames{"space", "char"};
 constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedForward = 16384, kMaxDecode = 4096;
 constexpr double kMaxDropout = 0.9;

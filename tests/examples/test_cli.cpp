@@ -147,6 +147,7 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
                                                     {"--model", "lstm-attn", "--attention", "scaled-dot"},
                                                     {"--model", "gru-attn", "--attention", "cosine"},
                                                     {"--model", "lstm-attn", "--attention", "mlp"},
+                                                    {"--model", "gru-attn", "--attention", "location"},
                                                     {"--model", "transformer", "--heads", "2", "--ffn", "64"}};
   double total_greedy = 0, total_beam = 0;
   for (const auto& kind : kinds) {

@@ -13,9 +13,10 @@ TEST_CASE("weights sum to 1 and masked positions get exactly 0") {
   const Tensor mask = nn::padding_mask({4, 2, 3}, 4);
   CHECK(mask.to_vector() == std::vector<real>{0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1});
   for (nn::ScoreKind kind : {nn::ScoreKind::Dot, nn::ScoreKind::General, nn::ScoreKind::Concat, nn::ScoreKind::Additive,
-                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP}) {
+                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP,
+                             nn::ScoreKind::Location}) {
     CAPTURE(nn::score_name(kind));
-    auto score = nn::make_score(kind, 6, 6, 8);
+    auto score = nn::make_score(kind, 6, 6, 8, /*max_positions=*/5);
     const Variable q(randn({3, 6})), k(randn({3, 4, 6}));
     const Variable scores = score->forward(q, k);
     CHECK(scores.shape() == Shape{3, 4});
@@ -27,6 +28,31 @@ TEST_CASE("weights sum to 1 and masked positions get exactly 0") {
     CHECK(r.weights.value().at({2, 3}) == 0);
     CHECK(r.context.shape() == Shape{3, 6});
   }
+}
+
+TEST_CASE("location score: W q, one row per source position, the keys only say how many") {
+  manual_seed(2);
+  auto score = nn::make_score(nn::ScoreKind::Location, 3, 5, 0, /*max_positions=*/4);
+  CHECK(score->to_string().rfind("LocationScore(3, max_positions=4,\n  (W): Linear(in_features=3, out_features=4, bias=false)", 0) == 0);
+  const Tensor q = randn({2, 3});
+  const Tensor W = dynamic_cast<nn::Linear&>(*score->named_children()[0].second).weight.value();  // (4, 3)
+  const Tensor scores = score->forward(Variable(q), Variable(randn({2, 3, 5}))).value();  // S = 3 of the 4 rows
+  CHECK(scores.shape() == Shape{2, 3});
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t s = 0; s < 3; ++s) {
+      double expected = 0;
+      for (int64_t i = 0; i < 3; ++i) expected += W.at({s, i}) * q.at({b, i});
+      CHECK(scores.at({b, s}) == doctest::Approx(expected).epsilon(1e-5));
+    }
+  // Different keys, same scores: where to look comes from the query alone.
+  CHECK(score->forward(Variable(q), Variable(randn({2, 3, 5}))).value().to_vector() == scores.to_vector());
+  CHECK_THROWS_WITH_AS(score->forward(Variable(q), Variable(randn({2, 5, 5}))),
+                       "LocationScore: the source has 5 positions, more than the 4 it was built for", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_score(nn::ScoreKind::Location, 3, 5),
+                       "LocationScore: expected max_positions > 0 (the longest source it scores), got 0",
+                       std::invalid_argument);
+  CHECK(nn::parse_score("location") == nn::ScoreKind::Location);
+  CHECK(nn::score_name(nn::ScoreKind::Location) == "location");
 }
 
 TEST_CASE("a fully masked row gives zero weights and zero gradients, never NaN") {
@@ -72,6 +98,6 @@ TEST_CASE("attention errors") {
   CHECK_THROWS_WITH_AS(nn::make_score(nn::ScoreKind::Dot, 4, 5), "DotScore: expected query and key sizes to be equal, got 4 and 5",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::parse_score("bilinear"),
-                       "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, got 'bilinear'",
+                       "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, location, got 'bilinear'",
                        std::invalid_argument);
 }

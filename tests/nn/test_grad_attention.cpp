@@ -15,9 +15,10 @@ TEST_SUITE_BEGIN("attention grad float32");
 TEST_CASE("grad through each score function: query, keys and every parameter") {
   manual_seed(1);
   for (nn::ScoreKind kind : {nn::ScoreKind::Dot, nn::ScoreKind::General, nn::ScoreKind::Concat, nn::ScoreKind::Additive,
-                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP}) {
+                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP,
+                             nn::ScoreKind::Location}) {
     CAPTURE(nn::score_name(kind));
-    auto score = nn::make_score(kind, 4, 4, 5);
+    auto score = nn::make_score(kind, 4, 4, 5, /*max_positions=*/6);
     CHECK_GRAD([score](const Vars& v) { return score->forward(v[0], v[1]); }, {randn({2, 4}), randn({2, 3, 4})});
     CHECK_GRAD([score](const Vars& v) { return score->forward(v[0], v[1]); }, {randn({2, 2, 4}), randn({2, 3, 4})});
     if (score->parameters().empty()) continue;

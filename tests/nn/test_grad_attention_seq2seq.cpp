@@ -1,5 +1,5 @@
 // tests/nn/test_grad_attention_seq2seq.cpp - gradcheck through the Bahdanau and Luong decoders
-// (global, local-p and local-m), with respect to every parameter. Compiled in float32 and float64.
+// (global, local-p and local-m; the location score), with respect to every parameter. Compiled in float32 and float64.
 #include "nn/attention_seq2seq.h"
 #include "tests/test_util.h"
 
@@ -27,7 +27,9 @@ TEST_CASE("grad through the attention decoders, every parameter") {
                                                       .with_score(nn::ScoreKind::Additive)
                                                       .with_bidirectional(true)},
                         Case{"luong local", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Dot).with_local(true, 1)},
-                        Case{"luong local-m", nn::AttentionSeq2SeqOptions(base).with_local(true, 1, /*monotonic=*/true)}}) {
+                        Case{"luong local-m", nn::AttentionSeq2SeqOptions(base).with_local(true, 1, /*monotonic=*/true)},
+                        Case{"luong location", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Location)
+                                                   .with_max_source_len(4)}}) {
     CAPTURE(c.name);
     manual_seed(3);
     nn::AttentionSeq2Seq model(c.options);
