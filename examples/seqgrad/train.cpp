@@ -66,6 +66,9 @@ Args train_flags() {
           {"max-len", "", "longest generated source (task default)"},
           {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
           {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp, location"},
+          {"decoder", "luong", "decoder of -attn models: luong (attend with the new state, feed h~ on) or bahdanau (attend with the previous state)"},
+          {"attention-window", "global", "positions -attn models score: global (all), local-p (around a predicted p_t) or local-m (around p_t = t)"},
+          {"window", "3", "D of the local windows: 2D + 1 positions"},
           {"layers", "2", "encoder (and Transformer decoder) layers"},
           {"hidden", "128", "hidden size of recurrent models"},
           {"dim", "64", "embedding size; the Transformer's model width"},
@@ -151,6 +154,9 @@ Settings configure(const Args& given) {
   ModelConfig& c = s.config;
   c.model = a.choice("model", kModelNames);
   c.attention = a.choice("attention", kScoreNames);
+  c.decoder = a.choice("decoder", kDecoderNames);
+  c.window = a.choice("attention-window", kWindowNames);
+  c.window_size = a.integer("window", 1, kMaxDecode);
   c.layers = a.integer("layers", 1, kMaxLayers);
   c.hidden = a.integer("hidden", 1, kMaxWidth);
   c.dim = a.integer("dim", 1, kMaxWidth);

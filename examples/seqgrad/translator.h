@@ -28,6 +28,8 @@ inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-att
 inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive",
                                                   "scaled-dot", "cosine", "mlp", "location"};
 inline const std::vector<std::string> kTokenizerNames{"space", "char"};
+inline const std::vector<std::string> kDecoderNames{"luong", "bahdanau"};
+inline const std::vector<std::string> kWindowNames{"global", "local-p", "local-m"};
 constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedForward = 16384, kMaxDecode = 4096;
 constexpr double kMaxDropout = 0.9;
 
@@ -35,6 +37,9 @@ constexpr double kMaxDropout = 0.9;
 struct ModelConfig {
   std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | transformer
   std::string attention = "general";  // score function of the -attn models
+  std::string decoder = "luong";      // the -attn models' decoder: luong | bahdanau
+  std::string window = "global";      // which positions it scores: global | local-p | local-m
+  int64_t window_size = 3;            // D of the local windows: 2D + 1 positions
   int64_t layers = 2, hidden = 128, dim = 64, heads = 4, ffn = 256, max_len = 64;
   double dropout = 0.1;
   bool bidirectional = false;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "examples/seqgrad/commands.h"
+#include "examples/seqgrad/translator.h"
 #include "io/safetensors.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
@@ -148,6 +149,8 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
                                                     {"--model", "gru-attn", "--attention", "cosine"},
                                                     {"--model", "lstm-attn", "--attention", "mlp"},
                                                     {"--model", "gru-attn", "--attention", "location"},
+                                                    {"--model", "gru-attn", "--decoder", "bahdanau", "--attention", "additive"},
+                                                    {"--model", "lstm-attn", "--attention-window", "local-p", "--window", "2"},
                                                     {"--model", "transformer", "--heads", "2", "--ffn", "64"}};
   double total_greedy = 0, total_beam = 0;
   for (const auto& kind : kinds) {
@@ -183,4 +186,39 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
   CHECK(total_beam >= total_greedy);
   for (const char* f : {"build/test_cli_beam.safetensors", "build/test_cli_beam.training.svg", "build/test_cli_beam.tsv"})
     std::remove(f);
+}
+
+// The attention models' decoder and window come from flags, are saved in the checkpoint's
+// configuration, and a checkpoint from before these flags reads as Luong, global, D = 3.
+TEST_CASE("seqgrad train --decoder, --attention-window, --window: saved, loaded, checked") {
+  const Result trained = run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model",
+                              "gru-attn", "--decoder", "bahdanau", "--attention-window", "local-m", "--window", "2",
+                              "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
+                              "build/test_cli_window.safetensors"});
+  INFO(trained.err);
+  REQUIRE(trained.code == 0);
+  const std::unique_ptr<cli::Translator> t = cli::Translator::load("build/test_cli_window.safetensors");
+  CHECK(t->config.decoder == "bahdanau");
+  CHECK(t->config.window == "local-m");
+  CHECK(t->config.window_size == 2);
+  CHECK(t->module().to_string().find("AttentionSeq2Seq(bahdanau, score=general, local-m D=2") == 0);
+  CHECK(run({"translate", "--model", "build/test_cli_window.safetensors", "a b"}).code == 0);
+
+  io::Json old = t->config.to_json();  // as a checkpoint written before these flags: none of the three
+  io::Json without = io::Json::object();
+  for (const auto& [key, value] : old.as_object())
+    if (key != "decoder" && key != "window" && key != "window_size") without.set(key, value);
+  const cli::ModelConfig read = cli::ModelConfig::from_json(without);
+  CHECK(read.decoder == "luong");
+  CHECK(read.window == "global");
+  CHECK(read.window_size == 3);
+  old.set("window", "local");
+  CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(old),
+                       "the model configuration's 'window' must be one of global, local-p, local-m; got \"local\"",
+                       std::runtime_error);
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--decoder", "transformer", "--out", "x.safetensors"}) ==
+        "error: seqgrad train: --decoder expects one of luong, bahdanau, got 'transformer'\n");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--window", "0", "--out", "x.safetensors"}) ==
+        "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
+  for (const char* f : {"build/test_cli_window.safetensors", "build/test_cli_window.training.svg"}) std::remove(f);
 }
