@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "autograd/anomaly.h"
@@ -69,6 +70,7 @@ Args train_flags() {
           {"decoder", "luong", "decoder of -attn models: luong (attend with the new state, feed h~ on) or bahdanau (attend with the previous state)"},
           {"attention-window", "global", "positions -attn models score: global (all), local-p (around a predicted p_t) or local-m (around p_t = t)"},
           {"window", "3", "D of the local windows: 2D + 1 positions"},
+          {"context", "last", "plain seq2seq (rnn, gru, lstm): the source's context vector is the encoder's last state, or the mean or max of all"},
           {"layers", "2", "encoder (and Transformer decoder) layers"},
           {"hidden", "128", "hidden size of recurrent models"},
           {"dim", "64", "embedding size; the Transformer's model width"},
@@ -79,7 +81,12 @@ Args train_flags() {
           {"epochs", "10", "passes over the training data"},
           {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
           {"batch", "64", "sentence pairs per step"},
-          {"lr", "0.001", "Adam learning rate"},
+          {"lr", "0.001", "learning rate (the peak, after the warm-up)"},
+          {"optimizer", "adam", "adam (betas 0.9, 0.98), adamw (the same, weight decay 0.01) or sgd (momentum 0.9)"},
+          {"schedule", "warmup", "learning rate over the run: warmup (a linear ramp over the first 100 steps, then --lr), "
+                                 "noam (the Transformer paper's, d_model = --dim; ignores --lr), cosine (from --lr down to 0 "
+                                 "over --epochs) or constant"},
+          {"clip", "1", "scale the gradients down to this global norm when they exceed it (0: never)"},
           {"label-smoothing", "0", "label smoothing epsilon"},
           {"seed", "0", "random seed"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
@@ -98,7 +105,8 @@ struct Settings {
   ModelConfig config;
   int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0;
   double minutes = 0;  // 0: no time budget
-  real lr = 0, smoothing = 0;
+  real lr = 0, smoothing = 0, clip = 0;
+  std::string optimizer, schedule;
   uint64_t seed = 0;
   std::string out_path;
   bool resuming = false;
@@ -157,6 +165,7 @@ Settings configure(const Args& given) {
   c.decoder = a.choice("decoder", kDecoderNames);
   c.window = a.choice("attention-window", kWindowNames);
   c.window_size = a.integer("window", 1, kMaxDecode);
+  c.context = a.choice("context", kContextNames);
   c.layers = a.integer("layers", 1, kMaxLayers);
   c.hidden = a.integer("hidden", 1, kMaxWidth);
   c.dim = a.integer("dim", 1, kMaxWidth);
@@ -176,6 +185,9 @@ Settings configure(const Args& given) {
         "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
   s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
   s.lr = static_cast<real>(a.number("lr", 1e-7, 10));
+  s.optimizer = a.choice("optimizer", {"adam", "adamw", "sgd"});
+  s.schedule = a.choice("schedule", {"warmup", "noam", "cosine", "constant"});
+  s.clip = static_cast<real>(a.number("clip", 0, 1e6));
   s.smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
   s.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   s.threads = a.integer("threads", 0, 256);
@@ -270,6 +282,23 @@ double validation_loss(Translator& t, const data::EncodedPairs& valid) {
   return batches ? total / static_cast<double>(batches) : 0;
 }
 
+// --optimizer: Adam and AdamW with the Transformer paper's betas and eps, or SGD with momentum.
+std::unique_ptr<nn::Optimizer> make_optimizer(const Settings& s, std::vector<Variable> params) {
+  const auto adam = nn::AdamOptions(s.lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9));
+  if (s.optimizer == "sgd") return std::make_unique<nn::SGD>(std::move(params), nn::SGDOptions(s.lr).with_momentum(real(0.9)));
+  if (s.optimizer == "adamw") return std::make_unique<nn::AdamW>(std::move(params), nn::AdamOptions(adam).with_weight_decay(real(0.01)));
+  return std::make_unique<nn::Adam>(std::move(params), adam);
+}
+
+// --schedule, over a run of `total_steps`: none for constant.
+std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer& opt, int64_t warmup_steps,
+                                               int64_t total_steps) {
+  if (s.schedule == "constant") return nullptr;
+  if (s.schedule == "noam") return std::make_unique<nn::NoamLR>(opt, s.config.dim, warmup_steps);
+  if (s.schedule == "cosine") return std::make_unique<nn::CosineAnnealingLR>(opt, std::max<int64_t>(1, total_steps));
+  return std::make_unique<nn::LinearWarmupLR>(opt, warmup_steps);
+}
+
 // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
 // checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
 int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time, std::ostream& out) {
@@ -278,12 +307,14 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   TrainProgress& progress = s.progress;
   const data::EncodedPairs& train = d.train;
   const std::string& out_path = s.out_path;
-  // Adam with the Transformer paper's betas; the learning rate ramps up linearly over the first
-  // 100 steps (or the first 10% of a short run) so the first large gradients do no damage.
+  // By default Adam with the Transformer paper's betas, and a learning rate that ramps up
+  // linearly over the first 100 steps (or the first 10% of a short run) so the first large
+  // gradients do no damage.
   const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + s.batch - 1) / s.batch;
-  nn::Adam opt(t.module().parameters(), nn::AdamOptions(s.lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
+  const std::unique_ptr<nn::Optimizer> optimizer = make_optimizer(s, t.module().parameters());
+  nn::Optimizer& opt = *optimizer;
   if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
-  nn::LinearWarmupLR warmup(opt, progress.warmup_steps);
+  const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * batches_per_epoch);
   if (s.resuming) {
     resume_optimizer_and_rng(s.resume_from, opt);
     // Where the file says the run stopped must fit this run's data (the same data, rebuilt
@@ -295,7 +326,7 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
     const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
     check_state(opt.steps_taken() <= static_cast<int64_t>(static_cast<float>(batches_before)), "seqgrad train: '", s.resume_from, "': the optimizer has taken ",
                 opt.steps_taken(), " steps, but the run had trained only ", batches_before, " batches");
-    warmup.set_step(opt.steps_taken());
+    if (schedule) schedule->set_step(opt.steps_taken());
     out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
   }
   const auto start = std::chrono::steady_clock::now();
@@ -335,9 +366,9 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
       Variable loss = t.loss(b, s.smoothing);
       opt.zero_grad();
       loss.backward();
-      nn::clip_grad_norm(t.module().parameters(), 1);
+      if (s.clip > 0) nn::clip_grad_norm(t.module().parameters(), s.clip);
       opt.step();
-      warmup.step();
+      if (schedule) schedule->step();
       total += loss.item();
       int64_t tokens = 0;
       for (int64_t n : b.tgt_lengths) tokens += n;

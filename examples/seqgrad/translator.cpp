@@ -26,7 +26,7 @@ io::Json ModelConfig::to_json() const {
   j.set("model", model).set("attention", attention).set("layers", layers).set("hidden", hidden).set("dim", dim);
   j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
   j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
-  j.set("decoder", decoder).set("window", window).set("window_size", window_size);
+  j.set("decoder", decoder).set("window", window).set("window_size", window_size).set("context", context);
   return j;
 }
 
@@ -72,10 +72,12 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
   c.bidirectional = get("bidirectional").as_bool();
   c.src_tokens = one_of("src_tokens", kTokenizerNames);
   c.tgt_tokens = one_of("tgt_tokens", kTokenizerNames);
-  // Checkpoints written before these choices existed have none of them: Luong, global, D = 3.
+  // Checkpoints written before these choices existed have none of them: Luong, global, D = 3,
+  // the last state as the context.
   if (j.find("decoder")) c.decoder = one_of("decoder", kDecoderNames);
   if (j.find("window")) c.window = one_of("window", kWindowNames);
   if (j.find("window_size")) c.window_size = whole("window_size", 1, kMaxDecode);
+  if (j.find("context")) c.context = one_of("context", kContextNames);
   check_state(c.model != "transformer" || c.dim % c.heads == 0, "the model configuration's 'dim' (", c.dim,
               ") must be a multiple of 'heads' (", c.heads, ")");
   return c;
@@ -107,7 +109,10 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
   if (c.model == "rnn" || c.model == "gru" || c.model == "lstm") {
     keep(std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers)
                                                  .with_hidden_size(c.hidden).with_embed_dim(c.dim)
-                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout)));
+                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout)
+                                                 .with_context(c.context == "mean"  ? nn::ContextKind::Mean
+                                                               : c.context == "max" ? nn::ContextKind::Max
+                                                                                    : nn::ContextKind::Last)));
   } else if (c.model == "gru-attn" || c.model == "lstm-attn") {
     keep(std::make_shared<nn::AttentionSeq2Seq>(
         nn::AttentionSeq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers).with_hidden_size(c.hidden)

@@ -30,6 +30,7 @@ inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "a
 inline const std::vector<std::string> kTokenizerNames{"space", "char"};
 inline const std::vector<std::string> kDecoderNames{"luong", "bahdanau"};
 inline const std::vector<std::string> kWindowNames{"global", "local-p", "local-m"};
+inline const std::vector<std::string> kContextNames{"last", "mean", "max"};
 constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedForward = 16384, kMaxDecode = 4096;
 constexpr double kMaxDropout = 0.9;
 
@@ -40,6 +41,7 @@ struct ModelConfig {
   std::string decoder = "luong";      // the -attn models' decoder: luong | bahdanau
   std::string window = "global";      // which positions it scores: global | local-p | local-m
   int64_t window_size = 3;            // D of the local windows: 2D + 1 positions
+  std::string context = "last";       // plain seq2seq: the encoder's states -> its context vector
   int64_t layers = 2, hidden = 128, dim = 64, heads = 4, ffn = 256, max_len = 64;
   double dropout = 0.1;
   bool bidirectional = false;

@@ -190,7 +190,7 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
 
 // The attention models' decoder and window come from flags, are saved in the checkpoint's
 // configuration, and a checkpoint from before these flags reads as Luong, global, D = 3.
-TEST_CASE("seqgrad train --decoder, --attention-window, --window: saved, loaded, checked") {
+TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: saved, loaded, checked") {
   const Result trained = run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model",
                               "gru-attn", "--decoder", "bahdanau", "--attention-window", "local-m", "--window", "2",
                               "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
@@ -207,11 +207,12 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window: saved, loaded,
   io::Json old = t->config.to_json();  // as a checkpoint written before these flags: none of the three
   io::Json without = io::Json::object();
   for (const auto& [key, value] : old.as_object())
-    if (key != "decoder" && key != "window" && key != "window_size") without.set(key, value);
+    if (key != "decoder" && key != "window" && key != "window_size" && key != "context") without.set(key, value);
   const cli::ModelConfig read = cli::ModelConfig::from_json(without);
   CHECK(read.decoder == "luong");
   CHECK(read.window == "global");
   CHECK(read.window_size == 3);
+  CHECK(read.context == "last");
   old.set("window", "local");
   CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(old),
                        "the model configuration's 'window' must be one of global, local-p, local-m; got \"local\"",
@@ -220,5 +221,12 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window: saved, loaded,
         "error: seqgrad train: --decoder expects one of luong, bahdanau, got 'transformer'\n");
   CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--window", "0", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
+  // --context for the plain seq2seq: the mean of the encoder's states instead of its last one.
+  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model", "gru", "--context",
+               "mean", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
+               "build/test_cli_window.safetensors"}).code == 0);
+  CHECK(cli::Translator::load("build/test_cli_window.safetensors")->config.context == "mean");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--context", "first", "--out", "x.safetensors"}) ==
+        "error: seqgrad train: --context expects one of last, mean, max, got 'first'\n");
   for (const char* f : {"build/test_cli_window.safetensors", "build/test_cli_window.training.svg"}) std::remove(f);
 }

@@ -91,6 +91,41 @@ TEST_CASE("seqgrad train: Ctrl-C finishes the step and saves; --resume continues
     std::remove(f);
 }
 
+// The optimizer and the schedule are flags; each changes the numbers, and each resumes exactly:
+// the optimizer's buffers and the schedule's step come back from the resume file.
+TEST_CASE("seqgrad train --optimizer, --schedule, --clip: each its own numbers, each resumed bit for bit") {
+  const std::string default_log = "build/test_opt_default.log";
+  REQUIRE(train(small_run("build/test_opt_default.safetensors", default_log, 2)).code == 0);
+  const std::vector<std::vector<std::string>> choices{{"--optimizer", "sgd", "--lr", "0.05", "--schedule", "cosine", "--clip", "0.5"},
+                                                      {"--optimizer", "adamw", "--schedule", "noam"},
+                                                      {"--schedule", "constant", "--clip", "0"}};
+  for (const auto& flags : choices) {
+    CAPTURE(flags[1]);
+    auto run_with = [&](const std::string& name, const std::string& stop_at) {
+      std::vector<std::string> words = small_run("build/test_opt_" + name + ".safetensors", "build/test_opt_" + name + ".log", 2);
+      words.insert(words.end(), flags.begin(), flags.end());
+      return train(words, stop_at);
+    };
+    REQUIRE(run_with("ref", "").code == 0);
+    CHECK(read_file("build/test_opt_ref.log") != read_file(default_log));  // the flags took effect
+    REQUIRE(run_with("cut", "epoch 2 ").code == 130);
+    const Result resumed = train({"--resume", "build/test_opt_cut.resume.safetensors", "--loss-log", "build/test_opt_cut.log"});
+    INFO(resumed.err);
+    REQUIRE(resumed.code == 0);
+    CHECK(read_file("build/test_opt_cut.log") == read_file("build/test_opt_ref.log"));
+    CHECK(read_file("build/test_opt_cut.safetensors") == read_file("build/test_opt_ref.safetensors"));
+    for (const char* f : {"build/test_opt_ref.safetensors", "build/test_opt_ref.log", "build/test_opt_ref.training.svg",
+                          "build/test_opt_cut.safetensors", "build/test_opt_cut.log", "build/test_opt_cut.training.svg"})
+      std::remove(f);
+  }
+  CHECK(train({"--task", "copy", "--optimizer", "lion", "--out", "build/x.safetensors"}).err ==
+        "error: seqgrad train: --optimizer expects one of adam, adamw, sgd, got 'lion'\n");
+  CHECK(train({"--task", "copy", "--schedule", "step", "--out", "build/x.safetensors"}).err ==
+        "error: seqgrad train: --schedule expects one of warmup, noam, cosine, constant, got 'step'\n");
+  for (const char* f : {"build/test_opt_default.safetensors", "build/test_opt_default.log", "build/test_opt_default.training.svg"})
+    std::remove(f);
+}
+
 TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
   CHECK(train(small_run("/dev/full", "build/test_rel_x.log")).err ==
         "error: seqgrad train: --out: cannot write '/dev/full': expected a regular file or a new name, got a character "
