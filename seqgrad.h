@@ -32,6 +32,7 @@
 #include "nn/attention_seq2seq.h"
 #include "nn/checkpoint.h"
 #include "nn/decoding.h"
+#include "nn/din.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/gru.h"

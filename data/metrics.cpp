@@ -1,4 +1,4 @@
-// data/metrics.cpp - edit distance, exact match, token error rate, corpus BLEU.
+// data/metrics.cpp - edit distance, exact match, token error rate, corpus BLEU, AUC.
 #include "data/metrics.h"
 
 #include <algorithm>
@@ -50,6 +50,35 @@ double token_error_rate(const std::vector<Tokens>& h, const std::vector<Tokens>&
     tokens += static_cast<int64_t>(r[i].size());
   }
   return tokens ? static_cast<double>(edits) / static_cast<double>(tokens) : (edits ? 1.0 : 0.0);
+}
+
+// With the examples sorted by score, a positive at (1-based) rank r is above r - 1 examples;
+// summed over the positives, minus the P (P + 1) / 2 pairs of positives among themselves, that
+// counts the (positive, negative) pairs in the right order: divide by P N. Tied scores share
+// the mean of their ranks, so each tied pair counts half.
+double auc(const std::vector<double>& scores, const std::vector<int>& labels) {
+  check(scores.size() == labels.size(), "auc: expected as many labels as scores, got ", labels.size(), " and ",
+        scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) check(std::isfinite(scores[i]), "auc: expected finite scores, got ", scores[i], " at ", i);
+  std::vector<size_t> order(scores.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  double positive_rank_sum = 0, positives = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && scores[order[j]] == scores[order[i]]) ++j;  // a run of ties: ranks i+1 .. j
+    const double mean_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    for (size_t k = i; k < j; ++k) {
+      const int label = labels[order[k]];
+      check(label == 0 || label == 1, "auc: expected labels 0 or 1, got ", label);
+      if (label == 1) positive_rank_sum += mean_rank, positives += 1;
+    }
+    i = j;
+  }
+  const double negatives = static_cast<double>(scores.size()) - positives;
+  check(positives > 0 && negatives > 0, "auc: expected both positive and negative examples, got ", positives,
+        " positive and ", negatives, " negative");
+  return (positive_rank_sum - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
 double bleu(const std::vector<Tokens>& h, const std::vector<Tokens>& r, int max_n) {

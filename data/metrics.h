@@ -1,4 +1,4 @@
-// data/metrics.h - scoring translations: exact match, token error rate, and BLEU.
+// data/metrics.h - scoring translations (exact match, token error rate, BLEU) and rankings (AUC).
 //
 // All three compare hypotheses with references token by token (after tokenisation):
 //   exact_match      fraction of hypotheses identical to their reference
@@ -28,6 +28,11 @@ int64_t edit_distance(const Tokens& a, const Tokens& b);
 double exact_match(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
 double token_error_rate(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
 double bleu(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references, int max_n = 4);
+
+// Area under the ROC curve of a ranking (click prediction, chapter 14): the probability that a
+// random positive example scores above a random negative one, ties counting half. 0.5 is
+// chance, 1 a perfect ranking. labels are 1 (positive) or 0; both kinds must occur.
+double auc(const std::vector<double>& scores, const std::vector<int>& labels);
 
 // Exact match per bucket of `width` source lengths: bucket b holds the sources of length
 // b .. b + width - 1, with b = min_len, min_len + width, ... A fixed-size context vector

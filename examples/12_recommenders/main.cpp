@@ -15,10 +15,12 @@
 #include <iomanip>
 #include <iostream>
 
+#include "data/metrics.h"
 #include "data/recommend.h"
 #include "examples/common/args.h"
 #include "nn/afm.h"
 #include "nn/attention.h"
+#include "nn/din.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -137,25 +139,34 @@ void factorization_machines(const Config& c) {
 // attention can look for the candidate's category among the clicks.
 using Clicks = data::ClickData;
 
+// How a history becomes one vector: the mean; attention with chapter 7's general score c^T W b_s
+// and a softmax; or DIN's activation unit (nn/din.h), raw weights from an MLP on each pair.
+enum class Pooling { Mean, Attention, Activation };
+
 struct InterestModel : nn::Module {
-  InterestModel(const Config& c, bool attention) : attention_(attention) {
+  InterestModel(const Config& c, Pooling pooling) : pooling_(pooling) {
     const int64_t items = c.clicks.categories * c.clicks.per_category, H = c.item_dim;
     embed = register_module("embed", std::make_shared<nn::Embedding>(items + 1, H, /*padding_idx=*/items));
-    if (attention) score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));  // c^T W b_s
+    if (pooling == Pooling::Attention) score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));
+    if (pooling == Pooling::Activation)
+      unit = register_module("unit", std::make_shared<nn::DINActivationUnit>(nn::DINOptions(H).with_hidden(36, 18)));
     hidden = register_module("hidden", std::make_shared<nn::Linear>(2 * H, 32));
     out = register_module("out", std::make_shared<nn::Linear>(32, 2));  // logits: no click, click
   }
-  std::string name() const override { return attention_ ? "attention pooling" : "mean pooling"; }
+  std::string name() const override {
+    return pooling_ == Pooling::Mean ? "mean pooling" : pooling_ == Pooling::Attention ? "attention pooling" : "DIN unit";
+  }
 
   nn::AttentionResult pool(const Tensor& history, const std::vector<int64_t>& lengths, const Variable& candidate) {
     const Variable b = embed->forward(history);                       // (B, S, H)
     const Tensor mask = nn::padding_mask(lengths, history.size(1));   // (B, S), 1 at padding
-    if (attention_) return nn::attend(score->forward(candidate, b), b, mask);  // weights a (B, S), u = sum_s a_s b_s
+    if (pooling_ == Pooling::Attention) return nn::attend(score->forward(candidate, b), b, mask);  // a (B, S), u = sum_s a_s b_s
+    if (pooling_ == Pooling::Activation) {
+      const nn::DINResult r = unit->forward(b, candidate, lengths);  // raw weights w (B, S), u = sum_s w_s b_s
+      return {r.pooled, r.weights};
+    }
     // The baseline: every real behaviour weighs 1 / length, whatever the candidate.
-    Tensor w = Tensor::empty({history.size(0), history.size(1)});
-    for (int64_t k = 0; k < w.size(0); ++k)
-      for (int64_t s = 0; s < w.size(1); ++s) w.at({k, s}) = s < lengths[k] ? real(1) / static_cast<real>(lengths[k]) : 0;
-    const Variable weights(w);
+    const Variable weights((real(1) - mask) / sum(real(1) - mask, 1, /*keepdim=*/true));
     return {squeeze(matmul(unsqueeze(weights, 1), b), 1), weights};
   }
   nn::AttentionResult forward(const Clicks& d, int64_t start, int64_t n, Variable* logits) {
@@ -168,8 +179,9 @@ struct InterestModel : nn::Module {
   }
   std::shared_ptr<nn::Embedding> embed;
   std::shared_ptr<nn::AttentionScore> score;
+  std::shared_ptr<nn::DINActivationUnit> unit;
   std::shared_ptr<nn::Linear> hidden, out;
-  bool attention_;
+  Pooling pooling_;
 };
 
 void interest_pooling(const Config& c) {
@@ -179,9 +191,9 @@ void interest_pooling(const Config& c) {
   std::cout << "\n== 2. which past clicks matter: " << train_set.num_items << " items in " << c.clicks.categories
             << " categories, each user likes 1-" << c.clicks.max_liked << " of them, histories of " << c.clicks.min_clicks
             << "-" << c.clicks.max_clicks << " clicks, " << c.din_train << " training users\n";
-  for (bool attention : {false, true}) {
+  for (Pooling pooling : {Pooling::Mean, Pooling::Attention, Pooling::Activation}) {
     manual_seed(4);
-    InterestModel model(c, attention);
+    InterestModel model(c, pooling);
     train(model.parameters(), c.din_steps, real(0.003), [&](int64_t step) {
       const int64_t start = (step * c.batch) % c.din_train;
       Variable logits;
@@ -192,8 +204,15 @@ void interest_pooling(const Config& c) {
     Variable logits;
     model.forward(test, 0, c.din_test, &logits);
     const double accuracy = mean(eq(argmax(logits.value(), -1), test.label)).item();
-    std::cout << std::setw(17) << model.name() << ": test accuracy " << std::setprecision(3) << accuracy << "\n";
-    if (!attention) continue;
+    std::vector<double> scores;  // the click logit's lead: how the model ranks the test pairs
+    std::vector<int> labels;
+    for (int64_t k = 0; k < c.din_test; ++k) {
+      scores.push_back(logits.value().at({k, 1}) - logits.value().at({k, 0}));
+      labels.push_back(static_cast<int>(test.label.data()[k]));
+    }
+    std::cout << std::setw(17) << model.name() << ": test accuracy " << std::setprecision(3) << accuracy << ", AUC "
+              << data::auc(scores, labels) << "\n";
+    if (pooling != Pooling::Attention) continue;
 
     // One user's history against two candidates: one from a liked category, one from a category
     // with no click in the history.

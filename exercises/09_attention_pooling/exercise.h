@@ -8,8 +8,8 @@
 //   e_s = W2( relu( W1 [b_s; c; b_s * c] ) )          W1: Linear(3H, A), W2: Linear(A, 1)
 //   a   = softmax over the user's real behaviours (padding masked out)      (B, S)
 //   u   = sum_s a_s b_s                                                     (B, H)
-// (The paper leaves the weights unnormalised to keep the "intensity" of interest; here we
-// normalise with a masked softmax, as everywhere else in seqgrad.) This is also the
+// (The paper leaves the weights unnormalised to keep the "intensity" of interest, and so does
+// nn::DINActivationUnit; here you normalise them with a masked softmax.) This is also the
 // "many-to-one" shape of chapter 5: a whole sequence pooled into one vector.
 #pragma once
 

@@ -106,3 +106,19 @@ TEST_CASE("exact match by source length: buckets, the table and the curve") {
   CHECK_THROWS_WITH(bucket_table(results, {"plain", "missing"}, 5, 14),
                     "bucket_table: expected results for column 'missing'");
 }
+
+TEST_CASE("auc: the share of (positive, negative) pairs ranked right, ties counting half") {
+  CHECK(data::auc({0.9, 0.8, 0.3, 0.1}, {1, 1, 0, 0}) == 1.0);  // every positive above every negative
+  CHECK(data::auc({0.1, 0.3, 0.8, 0.9}, {1, 1, 0, 0}) == 0.0);
+  // Positives at 0.8 and 0.4, negatives at 0.6 and 0.2: of the 4 pairs, 3 in the right order.
+  CHECK(data::auc({0.8, 0.6, 0.4, 0.2}, {1, 0, 1, 0}) == doctest::Approx(0.75));
+  CHECK(data::auc({0.5, 0.5, 0.5}, {1, 0, 0}) == doctest::Approx(0.5));  // all tied: chance
+  // One tie between a positive and a negative counts half: pairs (p0.7 > n0.2), (p0.5 = n0.5).
+  CHECK(data::auc({0.7, 0.5, 0.5, 0.2}, {1, 1, 0, 0}) == doctest::Approx((1 + 1 + 0.5 + 1) / 4.0));
+  CHECK_THROWS_WITH_AS(data::auc({0.1, 0.2}, {1, 1}), "auc: expected both positive and negative examples, got 2 positive and 0 negative",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::auc({0.1}, {1, 0}), "auc: expected as many labels as scores, got 2 and 1", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::auc({0.1, 0.2}, {1, 2}), "auc: expected labels 0 or 1, got 2", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::auc({0.1, std::nan("")}, {1, 0}), "auc: expected finite scores, got nan at 1",
+                       std::invalid_argument);
+}
