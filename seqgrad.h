@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tensor/check.h"
+#include "tensor/conv.h"
 #include "tensor/dtype.h"
 #include "tensor/elementwise.h"
 #include "tensor/matmul.h"
@@ -31,6 +32,7 @@
 #include "nn/attention.h"
 #include "nn/attention_seq2seq.h"
 #include "nn/checkpoint.h"
+#include "nn/conv.h"
 #include "nn/decoding.h"
 #include "nn/din.h"
 #include "nn/dropout.h"

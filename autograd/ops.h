@@ -112,6 +112,14 @@ Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias,
                 const Variable& residual = Variable());
 
+// 2-D convolution, as torch.nn.functional.conv2d: x (N, C_in, H, W), weight (C_out,
+// C_in / groups, kH, kW), bias (C_out) or undefined -> (N, C_out, H_out, W_out). im2col and the
+// blocked matmul forward; backward dW = dout cols^T, dx = col2im(W^T dout) (tensor/conv.h).
+struct Conv2dArgs {
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+};
+Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias, const Conv2dArgs& args = Conv2dArgs());
+
 Variable softmax(const Variable& x, int64_t axis);      // exp(x_i) / sum_j exp(x_j)
 Variable log_softmax(const Variable& x, int64_t axis);  // x_i - log sum_j exp(x_j)
 // Attention's weights as one node: softmax(masked_fill(x * scale, mask, -inf)) along the last

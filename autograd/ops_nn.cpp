@@ -1,11 +1,12 @@
 // autograd/ops_nn.cpp - matmul, linear, softmax, attention's scaled masked softmax, log-softmax,
-// cross-entropy, dropout, and the fused layer norm and LSTM cell.
+// cross-entropy, dropout, conv2d, and the fused layer norm and LSTM cell.
 #include <cmath>
 #include <memory>
 #include <vector>
 
 #include "autograd/ops.h"
 #include "tensor/check.h"
+#include "tensor/conv.h"
 #include "tensor/elementwise.h"
 #include "tensor/fused.h"
 #include "tensor/matmul.h"
@@ -94,6 +95,35 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b, const V
       n.add_grad_into(1, [&](Tensor& dw, bool accumulate) { matmul_into(dw, dy2, x2, /*trans_a=*/true, false, accumulate); });
     if (b_at && n.needs_grad(b_at)) n.add_grad(b_at, sum_to_shape(dy, {out}));
     if (residual_at && n.needs_grad(residual_at)) n.add_grad(residual_at, dy);
+  });
+}
+// [docs:end]
+
+// ================================================================================================
+// conv2d: im2col, one batched matmul, and the reverse (tensor/conv.h)
+
+// [docs:conv2d_op]
+Variable conv2d(const Variable& x, const Variable& w, const Variable& b, const Conv2dArgs& a) {
+  const Conv2dGeometry g = conv2d_geometry(x.shape(), w.shape(), a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h,
+                                           a.dil_w, a.groups);
+  check(!b.defined() || b.shape() == Shape{g.C_out}, "conv2d: expected a bias of shape [", g.C_out, "], got ",
+        b.defined() ? b.shape() : Shape{});
+  const int64_t G = g.groups, Og = g.group_out(), K = g.K();
+  const Tensor cols = im2col(x.value(), g);                         // (N, G, K, L)
+  const Tensor wg = w.value().reshape({G, Og, K});                  // each group's filters as rows
+  Tensor y = matmul(wg, cols);                                      // (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
+  y = y.reshape({g.N, g.C_out, g.H_out, g.W_out});
+  if (b.defined()) y = y + b.value().reshape({g.C_out, 1, 1});      // one bias per output channel
+  std::vector<Variable> inputs{x, w};
+  if (b.defined()) inputs.push_back(b);
+  return make_result("conv2d", y, inputs, [cols, wg, g](const Tensor& dy, Node& n) {
+    const Tensor d = dy.reshape({g.N, g.groups, g.group_out(), g.L()});  // (N, G, Og, L)
+    // dx: every column's gradient W^T d, added back onto the pixels it was copied from.
+    if (n.needs_grad(0)) n.add_grad(0, col2im(matmul(wg, d, /*trans_a=*/true, false), g));  // (N, G, K, L)
+    // dW: d cols^T for each image, summed over the images.
+    if (n.needs_grad(1))
+      n.add_grad(1, sum(matmul(d, cols, false, /*trans_b=*/true), 0).reshape(n.inputs[1].shape()));  // (G, Og, K)
+    if (n.inputs.size() > 2 && n.needs_grad(2)) n.add_grad(2, sum(dy, {0, 2, 3}));  // db: over images and positions
   });
 }
 // [docs:end]
