@@ -63,7 +63,9 @@ RNNState RecurrentCell::start_state(const Variable& x, const RNNState& state) co
 // ================================================================================================
 // The plain RNN cell
 
-RNNCell::RNNCell(const RNNCellOptions& o) : RecurrentCell("RNNCell", o, kGates), nonlinearity(o.nonlinearity) {}
+RNNCell::RNNCell(const RNNCellOptions& o)
+    : RecurrentCell("RNNCell", CellOptions(o.input_size, o.hidden_size).with_bias(o.bias), kGates),
+      nonlinearity(o.nonlinearity) {}
 
 RNNCell::RNNCell(int64_t input_size, int64_t hidden_size, bool bias, RNNNonlinearity nonlinearity)
     : RNNCell(RNNCellOptions(input_size, hidden_size).with_bias(bias).with_nonlinearity(nonlinearity)) {}

@@ -48,8 +48,12 @@ struct CellOptions {
 };
 using LSTMCellOptions = CellOptions;
 using GRUCellOptions = CellOptions;
-struct RNNCellOptions : CellOptions {
-  using CellOptions::CellOptions;
+// (A type of its own, not a CellOptions: an LSTMCell or GRUCell given one would drop the
+// nonlinearity without a word.)
+struct RNNCellOptions {
+  RNNCellOptions(int64_t input_size, int64_t hidden_size) : input_size(input_size), hidden_size(hidden_size) {}
+  int64_t input_size, hidden_size;
+  bool bias = true;
   RNNNonlinearity nonlinearity = RNNNonlinearity::Tanh;
 
   RNNCellOptions& with_bias(bool v) { bias = v; return *this; }

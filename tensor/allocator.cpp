@@ -242,6 +242,7 @@ void reset_peak_memory_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.stats.peak_in_use_bytes = c.stats.in_use_bytes;
+  evict(c, 0);  // the limit follows the peak down
 }
 
 void empty_cache() {

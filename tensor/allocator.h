@@ -9,9 +9,9 @@
 // class: multiples of 64 bytes up to 4 KB, then 8 classes per power of two, so a block is at
 // most 12.5% bigger than asked for and the next step's request of the same size always fits.
 //
-// The cache is bounded by what is in use: in use plus cached never exceeds the most ever in use
-// at once by more than a quarter plus 64 MiB. Beyond that, the size classes not asked for the
-// longest go back to the system first. A training loop of fixed shapes fits and always hits;
+// The cache is bounded by what is in use: whenever a block is released or a new one is made,
+// cached blocks go back to the system until in use plus cached is at most the most ever in use
+// at once plus a quarter, plus 64 MiB; the size classes not asked for the longest go first. A training loop of fixed shapes fits and always hits;
 // one whose batches change length (a real corpus) no longer keeps a block of every size it
 // ever met. A request whose own class has no block may take a cached block up to a quarter
 // bigger (twice as big from 64 KiB up), since a new batch length changes every size a little.

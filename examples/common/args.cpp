@@ -22,6 +22,9 @@ Args::Args(std::string program, std::string usage, std::vector<FlagSpec> flags, 
     std::cout << help();
     std::exit(0);
   }
+  // An example takes flags only: a stray word is a mistake (a list written with spaces, say).
+  check(positional_.empty(), program_, ": unexpected argument '", positional_.empty() ? "" : positional_[0], "' (see '",
+        program_, " --help')");
 }
 
 const FlagSpec& Args::spec(const std::string& name) const {

@@ -26,7 +26,8 @@ class Args {
   // program: the name messages start with ("seqgrad train", "06_transformer").
   Args(std::string program, std::string usage, std::vector<FlagSpec> flags);
   // The same, parsing argv[1..argc) at once, for an example's main: --help prints the help to
-  // standard output and exits with status 0, as Python's argparse does.
+  // standard output and exits with status 0, as Python's argparse does; a word that is not a
+  // flag is an error (examples take no positional arguments).
   Args(std::string program, std::string usage, std::vector<FlagSpec> flags, int argc, char** argv);
   // The words after the subcommand: {"--epochs", "3", "--out", "m.safetensors"}.
   void parse(const std::vector<std::string>& words);

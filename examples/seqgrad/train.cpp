@@ -147,8 +147,11 @@ Settings configure(const Args& given) {
   s.resuming = a.given("resume");
   s.resume_from = a.text("resume");
   TrainProgress& progress = s.progress;
+  std::string saved_epochs;  // resuming: the --epochs the run was started with
   if (s.resuming) {
     progress = read_progress(s.resume_from);
+    const auto e = progress.flags.find("epochs");
+    saved_epochs = e != progress.flags.end() ? e->second : train_flags().text("epochs");
     const std::vector<std::string> effective = resume_words(a, progress);
     a = train_flags();
     a.parse(effective);
@@ -188,6 +191,10 @@ Settings configure(const Args& given) {
   s.optimizer = a.choice("optimizer", {"adam", "adamw", "sgd"});
   s.schedule = a.choice("schedule", {"warmup", "noam", "cosine", "constant"});
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
+  // The cosine schedule is planned over the run's --epochs: other epochs on resume would bend it.
+  check(!s.resuming || s.schedule != "cosine" || a.text("epochs") == saved_epochs, "seqgrad train: --epochs cannot "
+        "change when resuming a --schedule cosine run: its learning rate falls to 0 over the ", saved_epochs,
+        " epochs it was started with");
   s.smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
   s.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   s.threads = a.integer("threads", 0, 256);
@@ -249,10 +256,12 @@ Data load_data(const Settings& s, std::ostream& out) {
   train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
   data::EncodedPairs& valid = d.valid;
   valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
-  for (auto& ids : train.src)
-    if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
-  for (auto& ids : train.tgt)
-    if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
+  // Sentences longer than the model handles (--max-decode) are cut, in validation too: a
+  // Transformer has positions, and the location score weights, for no more.
+  for (data::EncodedPairs* pairs : {&train, &valid})
+    for (auto* side : {&pairs->src, &pairs->tgt})
+      for (auto& ids : *side)
+        if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
   std::vector<int64_t>& lengths = d.lengths;
   for (const auto& ids : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(ids.size())));
   for (auto& ids : train.src)

@@ -46,6 +46,8 @@ TEST_CASE("an example's flag mistakes name the program and the flag") {
   CHECK_THROWS_WITH_AS(example_args({"-x"}), "06_transformer: unknown flag '-x' (see '06_transformer --help')",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({"--steps"}), "06_transformer: --steps needs a value", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--steps", "5", "bogus"}), "06_transformer: unexpected argument 'bogus' (see '06_transformer --help')",
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({"--quick=yes"}), "06_transformer: --quick is a switch and takes no value",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({"--steps", "1", "--steps", "2"}), "06_transformer: --steps is given twice",

@@ -221,6 +221,16 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
         "error: seqgrad train: --decoder expects one of luong, bahdanau, got 'transformer'\n");
   CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--window", "0", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
+  // Validation sentences longer than --max-decode are cut as training ones are: the location
+  // score has weights for --max-decode positions and no more.
+  write_file("build/test_cli_long.tsv", "a b c d e f g h\th g f e d c b a\nb a\ta b\n");
+  const Result located = run({"train", "--task", "reverse", "--n", "200", "--min-len", "2", "--max-len", "4", "--model",
+                              "gru-attn", "--attention", "location", "--max-decode", "6", "--valid",
+                              "build/test_cli_long.tsv", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads",
+                              "1", "--out", "build/test_cli_window.safetensors"});
+  INFO(located.err);
+  CHECK(located.code == 0);
+  std::remove("build/test_cli_long.tsv");
   // --context for the plain seq2seq: the mean of the encoder's states instead of its last one.
   REQUIRE(run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model", "gru", "--context",
                "mean", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",

@@ -118,6 +118,16 @@ TEST_CASE("seqgrad train --optimizer, --schedule, --clip: each its own numbers, 
                           "build/test_opt_cut.safetensors", "build/test_opt_cut.log", "build/test_opt_cut.training.svg"})
       std::remove(f);
   }
+  // A cosine run resumed with other --epochs would have another learning-rate curve: refused.
+  std::vector<std::string> words = small_run("build/test_opt_cos.safetensors", "build/test_opt_cos.log", 2);
+  words.insert(words.end(), {"--schedule", "cosine"});
+  REQUIRE(train(words, "epoch 2 ").code == 130);
+  CHECK(train({"--resume", "build/test_opt_cos.resume.safetensors", "--epochs", "3"}).err ==
+        "error: seqgrad train: --epochs cannot change when resuming a --schedule cosine run: its learning rate falls "
+        "to 0 over the 2 epochs it was started with\n");
+  for (const char* f : {"build/test_opt_cos.safetensors", "build/test_opt_cos.log", "build/test_opt_cos.training.svg",
+                        "build/test_opt_cos.resume.safetensors"})
+    std::remove(f);
   CHECK(train({"--task", "copy", "--optimizer", "lion", "--out", "build/x.safetensors"}).err ==
         "error: seqgrad train: --optimizer expects one of adam, adamw, sgd, got 'lion'\n");
   CHECK(train({"--task", "copy", "--schedule", "step", "--out", "build/x.safetensors"}).err ==
