@@ -116,6 +116,11 @@ TEST_CASE("click histories: clicks on liked categories only, the label says whet
   CHECK(data::make_click_histories(o).history.to_vector() == d.history.to_vector());  // deterministic
   CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_categories(3).with_max_liked(3)),
                        "make_click_histories: expected max_liked in 1..2, got 3", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_categories(1)),
+                       "make_click_histories: expected at least 2 categories of at least 1 item, got 1 of 4",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_n(0)),
+                       "make_click_histories: expected a positive n, got 0", std::invalid_argument);
   CHECK_THROWS_WITH_AS(data::make_click_histories(data::ClickTaskOptions().with_clicks(4, 3)),
                        "make_click_histories: expected 1 <= min_clicks <= max_clicks, got 4 and 3", std::invalid_argument);
 }

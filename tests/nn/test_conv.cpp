@@ -138,6 +138,25 @@ TEST_CASE("conv2d errors say what was expected and what was found") {
   a.stride_h = 0;
   CHECK_THROWS_WITH_AS(conv2d(Variable(zeros({1, 3, 8, 8})), conv.weight, conv.bias, a),
                        "conv2d: expected stride >= 1, got (0, 1)", std::invalid_argument);
+  a = Conv2dArgs();
+  a.pad_w = -1;
+  CHECK_THROWS_WITH_AS(conv2d(Variable(zeros({1, 3, 8, 8})), conv.weight, conv.bias, a),
+                       "conv2d: expected padding >= 0, got (0, -1)", std::invalid_argument);
+  a = Conv2dArgs();
+  a.dil_h = 0;
+  CHECK_THROWS_WITH_AS(conv2d(Variable(zeros({1, 3, 8, 8})), conv.weight, conv.bias, a),
+                       "conv2d: expected dilation >= 1, got (0, 1)", std::invalid_argument);
+  a = Conv2dArgs();
+  a.groups = 2;
+  CHECK_THROWS_WITH_AS(conv2d(Variable(zeros({1, 3, 8, 8})), conv.weight, conv.bias, a),
+                       "conv2d: expected groups (2) to divide the input channels (3) and the output channels (4)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(conv2d(Variable(zeros({1, 3, 8, 8})), Variable(zeros({4, 3, 3})), conv.bias),
+                       "conv2d: expected weight of shape (C_out, C_in / groups, kH, kW), got [4, 3, 3]",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::Conv2d(nn::Conv2dOptions(3, 0, 3)),
+                       "Conv2d: expected positive channels and kernel size, got in_channels 3, out_channels 0, kernel (3, 3)",
+                       std::invalid_argument);
 }
 
 // Vertical or horizontal bars in 8x8 noise: one 3x3 convolution, a ReLU, the mean over the
