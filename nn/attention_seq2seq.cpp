@@ -264,4 +264,16 @@ Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tenso
 }
 // [docs:end]
 
+Variable attention_training_loss(AttentionSeq2Seq& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                 const Tensor& tgt_in, const Tensor& tgt_out, const CrossEntropyOptions& options,
+                                 real& baseline) {
+  const AttentionOutput out = model.forward(src, src_lengths, tgt_in);
+  const Variable token_loss = cross_entropy(out.logits, tgt_out, options);
+  if (!out.log_prob.defined() || !model.is_training()) return token_loss;
+  const Tensor nll = cross_entropy(out.logits, tgt_out, CrossEntropyOptions(options).with_reduction(Reduction::None))
+                         .value();                                       // (B, T)
+  const Tensor keep = ne(tgt_out, scalar(static_cast<real>(options.ignore_index)));  // (B, T)
+  return token_loss + reinforce_loss(nll, out.log_prob, keep, baseline);
+}
+
 }  // namespace seqgrad::nn

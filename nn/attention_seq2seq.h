@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "nn/attention.h"
+#include "nn/loss.h"
 #include "nn/seq2seq.h"
 #include "tensor/random.h"
 
@@ -143,5 +144,13 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
 // better-than-usual prediction becomes more likely. Rewarding each step for its own token,
 // rather than the whole sequence for its total, keeps the estimate's variance manageable.
 Variable reinforce_loss(const Tensor& nll, const Variable& log_prob, const Tensor& keep, real& baseline);
+
+// The training loss of a teacher-forced batch: src (B, S), tgt_in and tgt_out (B, T). Mean
+// cross-entropy over the target tokens (those equal to options.ignore_index are padding); with
+// hard attention in training mode, plus reinforce_loss with each step rewarded by -nll of its
+// own token, which is what trains where the model looks. `baseline` as in reinforce_loss.
+Variable attention_training_loss(AttentionSeq2Seq& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                 const Tensor& tgt_in, const Tensor& tgt_out, const CrossEntropyOptions& options,
+                                 real& baseline);
 
 }  // namespace seqgrad::nn

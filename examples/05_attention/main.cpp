@@ -101,16 +101,9 @@ Experiment make_experiment(const std::string& name, const Config& c, int64_t V) 
   e.module = m;
   auto baseline = std::make_shared<real>(-1);
   e.loss = [m, ignore_pad, baseline](const data::Batch& b) {
-    nn::AttentionOutput out = m->forward(b.src, b.src_lengths, b.tgt_in);
-    Variable token_loss = nn::cross_entropy(out.logits, b.tgt_out, ignore_pad);
-    if (!out.log_prob.defined()) return token_loss;
     // Hard attention: the sampled positions get their gradient from REINFORCE, each step
     // rewarded by how well it predicted its own target token.
-    const Tensor nll = nn::cross_entropy(out.logits, b.tgt_out,
-                                         nn::CrossEntropyOptions(ignore_pad).with_reduction(nn::Reduction::None))
-                           .value();                               // (B, T)
-    const Tensor keep = ne(b.tgt_out, scalar(data::Vocab::kPad));  // (B, T)
-    return token_loss + nn::reinforce_loss(nll, out.log_prob, keep, *baseline);
+    return nn::attention_training_loss(*m, b.src, b.src_lengths, b.tgt_in, b.tgt_out, ignore_pad, *baseline);
   };
   e.model = m.get();
   return e;

@@ -110,6 +110,11 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   state.set("epochs", numbers(progress.epochs)).set("train_loss", numbers(progress.train_loss));
   state.set("valid_loss", numbers(progress.valid_loss)).set("exact_match", numbers(progress.exact_match));
   state.set("rng", default_generator().state());
+  if (t.config.hard_attention) {
+    io::Json hard = io::Json::object();
+    hard.set("sampler", t.hard_sampler_state()).set("baseline", static_cast<double>(t.reinforce_baseline));
+    state.set("hard_attention", hard);
+  }
 
   std::map<std::string, std::string> meta = t.metadata();
   meta[kStateKey] = state.dump();
@@ -157,14 +162,25 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
   return p;
 }
 
-void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt) {
+void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt, Translator& t) {
   const io::SafetensorsFile file = io::read_safetensors(path);  // tensors and metadata, one read
   nn::NamedTensors state;
   for (const auto& [name, t] : file.tensors)
     if (name.rfind(kOptimizerPrefix, 0) == 0) state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
   try {
     opt.load_state_dict(state);
-    default_generator().set_state(parse_state(state_text(file.metadata, path), path).find("rng")->as_string());
+    const io::Json state = parse_state(state_text(file.metadata, path), path);
+    default_generator().set_state(state.find("rng")->as_string());
+    if (t.config.hard_attention) {
+      const io::Json* hard = state.find("hard_attention");
+      const io::Json* sampler = hard && hard->is_object() ? hard->find("sampler") : nullptr;
+      const io::Json* baseline = hard && hard->is_object() ? hard->find("baseline") : nullptr;
+      check_state(sampler && sampler->is_string() && baseline && baseline->is_number() &&
+                      std::isfinite(baseline->as_double()) && (baseline->as_double() >= 0 || baseline->as_double() == -1),
+                  "the training state's 'hard_attention' must hold the sampler's state and a baseline >= 0 (or -1)");
+      t.set_hard_sampler_state(sampler->as_string());
+      t.reinforce_baseline = static_cast<real>(baseline->as_double());
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
   }

@@ -57,8 +57,9 @@ TrainProgress read_progress(const std::string& path);
 // the file in messages. (tests/fuzz/fuzz_resume.cpp feeds it any bytes.)
 TrainProgress parse_progress(const std::string& text, const std::string& path);
 
-// Loads the optimizer's state from a resumable checkpoint, and restores the default generator.
-void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt);
+// Loads the optimizer's state from a resumable checkpoint, and restores the default generator
+// (and, with hard attention, the model's sampler and REINFORCE baseline).
+void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt, Translator& t);
 
 // While it lives, SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal) set a flag instead of
 // ending the process, so training can stop between two steps and save a resume file; a second

@@ -71,6 +71,9 @@ Args train_flags() {
           {"attention-window", "global", "positions -attn models score: global (all), local-p (around a predicted p_t) or local-m (around p_t = t)"},
           {"window", "3", "D of the local windows: 2D + 1 positions"},
           {"context", "last", "plain seq2seq (rnn, gru, lstm): the source's context vector is the encoder's last state, or the mean or max of all"},
+          {"reverse-source", "false", "plain seq2seq (rnn, gru, lstm): the encoder reads the source backwards (Sutskever et al.)", true},
+          {"hard-attention", "false", "-attn models: read the one source position sampled from the weights, trained with REINFORCE "
+                                      "(decoding reads the most likely one)", true},
           {"layers", "2", "encoder (and Transformer decoder) layers"},
           {"hidden", "128", "hidden size of recurrent models"},
           {"dim", "64", "embedding size; the Transformer's model width"},
@@ -176,6 +179,13 @@ Settings configure(const Args& given) {
   c.ffn = a.integer("ffn", 1, kMaxFeedForward);
   c.dropout = a.number("dropout", 0, kMaxDropout);
   c.bidirectional = a.on("bidirectional");
+  c.reverse_source = a.on("reverse-source");
+  c.hard_attention = a.on("hard-attention");
+  const bool plain = c.model == "rnn" || c.model == "gru" || c.model == "lstm";
+  check(!c.reverse_source || plain, "seqgrad train: --reverse-source is for the plain seq2seq models (rnn, gru, lstm), "
+        "not --model ", c.model, ": attention reaches every source word, and its alignments read in source order");
+  check(!c.hard_attention || c.model == "gru-attn" || c.model == "lstm-attn", "seqgrad train: --hard-attention is for "
+        "the attention models (gru-attn, lstm-attn), not --model ", c.model);
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
@@ -262,6 +272,8 @@ Data load_data(const Settings& s, std::ostream& out) {
     for (auto* side : {&pairs->src, &pairs->tgt})
       for (auto& ids : *side)
         if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
+  for (data::EncodedPairs* pairs : {&train, &valid})
+    for (auto& ids : pairs->src) t.prepare_source(ids);
   std::vector<int64_t>& lengths = d.lengths;
   for (const auto& ids : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(ids.size())));
   for (auto& ids : train.src)
@@ -325,7 +337,7 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
   const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * batches_per_epoch);
   if (s.resuming) {
-    resume_optimizer_and_rng(s.resume_from, opt);
+    resume_optimizer_and_rng(s.resume_from, opt, t);
     // Where the file says the run stopped must fit this run's data (the same data, rebuilt
     // from the saved flags): a step past the epoch's batches, or more optimizer steps than the
     // batches before it, means the file was edited or belongs to another run.

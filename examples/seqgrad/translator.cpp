@@ -27,6 +27,7 @@ io::Json ModelConfig::to_json() const {
   j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
   j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
   j.set("decoder", decoder).set("window", window).set("window_size", window_size).set("context", context);
+  j.set("hard_attention", hard_attention).set("reverse_source", reverse_source);
   return j;
 }
 
@@ -78,6 +79,13 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
   if (j.find("window")) c.window = one_of("window", kWindowNames);
   if (j.find("window_size")) c.window_size = whole("window_size", 1, kMaxDecode);
   if (j.find("context")) c.context = one_of("context", kContextNames);
+  auto flag = [&](const char* key, bool& field) {
+    if (!j.find(key)) return;  // older checkpoints: off
+    check_state(get(key).is_bool(), "the model configuration's '", key, "' must be true or false");
+    field = get(key).as_bool();
+  };
+  flag("hard_attention", c.hard_attention);
+  flag("reverse_source", c.reverse_source);
   check_state(c.model != "transformer" || c.dim % c.heads == 0, "the model configuration's 'dim' (", c.dim,
               ") must be a multiple of 'heads' (", c.heads, ")");
   return c;
@@ -119,7 +127,8 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
             .with_embed_dim(c.dim).with_bidirectional(c.bidirectional).with_dropout(dropout)
             .with_score(nn::parse_score(c.attention)).with_max_source_len(c.max_len)
             .with_style(c.decoder == "bahdanau" ? nn::AttentionStyle::Bahdanau : nn::AttentionStyle::Luong)
-            .with_local(c.window != "global", c.window_size, /*monotonic=*/c.window == "local-m")));
+            .with_local(c.window != "global", c.window_size, /*monotonic=*/c.window == "local-m")
+            .with_hard(c.hard_attention)));
   } else if (c.model == "transformer") {
     keep(std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
                                                          .with_num_layers(c.layers).with_dim_feedforward(c.ffn)
@@ -149,8 +158,22 @@ std::string Translator::target_text(const std::vector<int64_t>& ids) const {
 
 Variable Translator::loss(const data::Batch& b, real label_smoothing) {
   const auto opt = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(label_smoothing);
+  if (config.hard_attention)  // where it looks is trained by REINFORCE (nn/attention_seq2seq.h)
+    return nn::attention_training_loss(static_cast<nn::AttentionSeq2Seq&>(module()), b.src, b.src_lengths, b.tgt_in,
+                                       b.tgt_out, opt, reinforce_baseline);
   const Variable logits = model_->logits(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths);  // (B, T, V)
   return nn::cross_entropy(logits, b.tgt_out, opt);
+}
+
+void Translator::prepare_source(std::vector<int64_t>& ids) const {
+  if (config.reverse_source) std::reverse(ids.begin(), ids.end());
+}
+
+std::string Translator::hard_sampler_state() const {
+  return static_cast<const nn::AttentionSeq2Seq&>(module()).sampler.state();
+}
+void Translator::set_hard_sampler_state(const std::string& state) {
+  static_cast<nn::AttentionSeq2Seq&>(module()).sampler.set_state(state);
 }
 
 std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
@@ -164,6 +187,7 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
     for (auto& s : chunk) {
       if (s.empty()) s.push_back(data::Vocab::kUnk);  // an empty line still gets a (short) translation
       if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
+      prepare_source(s);
       lengths.push_back(static_cast<int64_t>(s.size()));
     }
     const Tensor src = data::pad_sequences(chunk);

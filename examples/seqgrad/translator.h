@@ -45,6 +45,8 @@ struct ModelConfig {
   int64_t layers = 2, hidden = 128, dim = 64, heads = 4, ffn = 256, max_len = 64;
   double dropout = 0.1;
   bool bidirectional = false;
+  bool hard_attention = false;  // -attn models: read one sampled position per step (REINFORCE)
+  bool reverse_source = false;  // plain seq2seq: the encoder reads the source backwards
   std::string src_tokens = "space", tgt_tokens = "space";  // space | char
 
   io::Json to_json() const;
@@ -62,8 +64,11 @@ class Translator {
 
   nn::Module& module();
   const nn::Module& module() const;
-  // Mean cross-entropy over the batch's real target tokens.
+  // Mean cross-entropy over the batch's real target tokens. With hard attention, in training
+  // mode, plus the REINFORCE surrogate that trains where it looks (nn::reinforce_loss).
   Variable loss(const data::Batch& batch, real label_smoothing);
+  // --reverse-source: the source ids as the encoder reads them (reversed, or as they are).
+  void prepare_source(std::vector<int64_t>& ids) const;
   // Greedy (beam = 1) or beam search, for every model kind; ids without <bos>/<eos>. With
   // log_probs, also each output's log P(output + <eos> | source) under the model.
   std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
@@ -89,6 +94,11 @@ class Translator {
 
   ModelConfig config;
   data::Vocab src_vocab, tgt_vocab;
+  // Hard attention's training state, saved in resume files so a resumed run samples the same
+  // positions: the sampler's random state, and REINFORCE's running baseline (-1: none yet).
+  std::string hard_sampler_state() const;
+  void set_hard_sampler_state(const std::string& state);
+  real reinforce_baseline = -1;
 
  private:
   data::Tokenization src_tok() const;

@@ -240,3 +240,27 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
         "error: seqgrad train: --context expects one of last, mean, max, got 'first'\n");
   for (const char* f : {"build/test_cli_window.safetensors", "build/test_cli_window.training.svg"}) std::remove(f);
 }
+
+TEST_CASE("seqgrad train --reverse-source: the encoder reads backwards in training and in translation") {
+  const Result trained = run({"train", "--task", "copy", "--n", "1000", "--min-len", "2", "--max-len", "4", "--model",
+                              "gru", "--reverse-source", "--hidden", "48", "--dim", "16", "--layers", "1", "--epochs",
+                              "12", "--lr", "0.01", "--batch", "16", "--threads", "1", "--out",
+                              "build/test_cli_reversed.safetensors"});
+  INFO(trained.err);
+  REQUIRE(trained.code == 0);
+  const std::unique_ptr<cli::Translator> t = cli::Translator::load("build/test_cli_reversed.safetensors");
+  CHECK(t->config.reverse_source);
+  // Copying, learned from reversed sources: translation must reverse them too. Read forwards,
+  // the same weights would mostly write the source backwards.
+  const std::vector<data::Pair> held_out =
+      data::make_pairs(data::Task::Copy, data::TaskOptions().with_n(200).with_lengths(2, 4).with_seed(7));
+  const double reversed = cli::score(*t, held_out, 1).exact;
+  t->config.reverse_source = false;
+  const double forwards = cli::score(*t, held_out, 1).exact;
+  CHECK(reversed >= 0.6);
+  CHECK(forwards < reversed - 0.3);
+  CHECK(error_of({"train", "--task", "copy", "--model", "lstm-attn", "--reverse-source", "--out", "x.safetensors"}) ==
+        "error: seqgrad train: --reverse-source is for the plain seq2seq models (rnn, gru, lstm), not --model "
+        "lstm-attn: attention reaches every source word, and its alignments read in source order\n");
+  for (const char* f : {"build/test_cli_reversed.safetensors", "build/test_cli_reversed.training.svg"}) std::remove(f);
+}

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "examples/seqgrad/commands.h"
+#include "examples/seqgrad/translator.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
@@ -134,6 +135,43 @@ TEST_CASE("seqgrad train --optimizer, --schedule, --clip: each its own numbers, 
         "error: seqgrad train: --schedule expects one of warmup, noam, cosine, constant, got 'step'\n");
   for (const char* f : {"build/test_opt_default.safetensors", "build/test_opt_default.log", "build/test_opt_default.training.svg"})
     std::remove(f);
+}
+
+TEST_CASE("seqgrad train --hard-attention: REINFORCE trains it, and a resumed run samples the same positions") {
+  auto hard_run = [](const std::string& name, bool hard) {
+    std::vector<std::string> words{"--task", "copy", "--n", "400", "--min-len", "2", "--max-len", "5", "--model",
+                                   "gru-attn", "--hidden", "32", "--dim", "16", "--layers", "1", "--batch", "16",
+                                   "--epochs", "3", "--lr", "0.01", "--seed", "3", "--threads", "1", "--out",
+                                   "build/test_hard_" + name + ".safetensors", "--loss-log",
+                                   "build/test_hard_" + name + ".log"};
+    if (hard) words.push_back("--hard-attention");
+    return words;
+  };
+  const Result ref = train(hard_run("ref", true));
+  INFO(ref.err);
+  REQUIRE(ref.code == 0);
+  REQUIRE(train(hard_run("soft", false)).code == 0);
+  CHECK(read_file("build/test_hard_ref.log") != read_file("build/test_hard_soft.log"));  // the flag took effect
+  CHECK(cli::Translator::load("build/test_hard_ref.safetensors")->config.hard_attention);
+  // It learns: the last epoch's training loss is well below the first's (2.48 -> 1.27 when written).
+  const std::string& o = ref.out;
+  const auto loss_of = [&](const std::string& epoch) {
+    const size_t at = o.find(epoch + ": train_loss=");
+    REQUIRE(at != std::string::npos);
+    return std::stod(o.substr(at + epoch.size() + 13));
+  };
+  CHECK(loss_of("epoch 3") < 0.8 * loss_of("epoch 1"));
+  // Stopped in epoch 2 and resumed: the sampler and the REINFORCE baseline come back too.
+  REQUIRE(train(hard_run("cut", true), "epoch 2 ").code == 130);
+  const Result resumed = train({"--resume", "build/test_hard_cut.resume.safetensors", "--loss-log", "build/test_hard_cut.log"});
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(read_file("build/test_hard_cut.log") == read_file("build/test_hard_ref.log"));
+  CHECK(read_file("build/test_hard_cut.safetensors") == read_file("build/test_hard_ref.safetensors"));
+  CHECK(train({"--task", "copy", "--model", "gru", "--hard-attention", "--out", "build/x.safetensors"}).err ==
+        "error: seqgrad train: --hard-attention is for the attention models (gru-attn, lstm-attn), not --model gru\n");
+  for (const char* name : {"ref", "soft", "cut"})
+    for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_hard_", name, ext).c_str());
 }
 
 TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
