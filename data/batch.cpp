@@ -83,4 +83,54 @@ std::vector<std::vector<size_t>> make_batches(const std::vector<int64_t>& length
   return batches;
 }
 
+std::vector<std::vector<size_t>> make_token_batches(const std::vector<int64_t>& src_lengths,
+                                                    const std::vector<int64_t>& tgt_lengths, int64_t max_tokens,
+                                                    int64_t max_pairs, uint64_t seed) {
+  check(src_lengths.size() == tgt_lengths.size(), "make_token_batches: expected as many target lengths as source "
+        "lengths, got ", tgt_lengths.size(), " and ", src_lengths.size());
+  check(max_tokens >= 1 && max_pairs >= 0, "make_token_batches: expected max_tokens >= 1 and max_pairs >= 0, got ",
+        max_tokens, " and ", max_pairs);
+  const size_t n = src_lengths.size();
+  std::vector<int64_t> size(n);
+  for (size_t i = 0; i < n; ++i) {
+    size[i] = std::max(src_lengths[i], tgt_lengths[i] + 1);
+    check(size[i] <= max_tokens, "make_token_batches: pair ", i, " alone takes ", size[i], " positions, more than the ",
+          max_tokens, " tokens a batch may hold; raise the limit to at least the longest pair");
+  }
+  Generator g(seed);
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[g.randint(i)]);  // Fisher-Yates
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] < size[b]; });
+  // Greedy cut: sizes only grow along `order`, so a batch's largest is its last pair.
+  std::vector<std::vector<size_t>> batches;
+  std::vector<size_t> current;
+  for (size_t i : order) {
+    const int64_t pairs = static_cast<int64_t>(current.size()) + 1;
+    if (!current.empty() && (pairs * size[i] > max_tokens || (max_pairs > 0 && pairs > max_pairs))) {
+      batches.push_back(std::move(current));
+      current.clear();
+    }
+    current.push_back(i);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+  for (size_t i = batches.size(); i > 1; --i) std::swap(batches[i - 1], batches[g.randint(i)]);
+  return batches;
+}
+
+double padding_share(const std::vector<std::vector<size_t>>& batches, const std::vector<int64_t>& src_lengths,
+                     const std::vector<int64_t>& tgt_lengths) {
+  double real_positions = 0, all_positions = 0;
+  for (const std::vector<size_t>& batch : batches) {
+    int64_t longest_src = 0, longest_tgt = 0;
+    for (size_t i : batch) {
+      longest_src = std::max(longest_src, src_lengths[i]);
+      longest_tgt = std::max(longest_tgt, tgt_lengths[i] + 1);
+      real_positions += static_cast<double>(src_lengths[i] + tgt_lengths[i] + 1);
+    }
+    all_positions += static_cast<double>(batch.size()) * static_cast<double>(longest_src + longest_tgt);
+  }
+  return all_positions > 0 ? 1 - real_positions / all_positions : 0;
+}
+
 }  // namespace seqgrad::data

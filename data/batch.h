@@ -46,4 +46,20 @@ EncodedPairs encode_pairs(const std::vector<Pair>& pairs, const Vocab& src_vocab
 std::vector<std::vector<size_t>> make_batches(const std::vector<int64_t>& lengths, int64_t batch_size, uint64_t seed,
                                               bool bucket = true);
 
+// Batches by tokens, as fairseq's --max-tokens: a pair's size is its longer side in positions,
+// max(source, target + 1) (the target side carries <bos> or <eos>), and a batch holds pairs of
+// similar size up to max_tokens >= pairs x largest size (and at most max_pairs pairs; 0: no
+// limit). The pairs are shuffled with `seed`, then sorted by size (ties stay shuffled), cut
+// into batches in that order, and the batch order shuffled: short sentences travel in big
+// batches, long ones in small. The sorted sizes, so the number of batches, are the same for
+// every seed. A pair larger than max_tokens is an error naming both.
+std::vector<std::vector<size_t>> make_token_batches(const std::vector<int64_t>& src_lengths,
+                                                    const std::vector<int64_t>& tgt_lengths, int64_t max_tokens,
+                                                    int64_t max_pairs, uint64_t seed);
+
+// The share of a batching's positions that are padding, source and target together:
+// 1 - (real positions) / (sum over batches of pairs x longest), with target + 1 as above.
+double padding_share(const std::vector<std::vector<size_t>>& batches, const std::vector<int64_t>& src_lengths,
+                     const std::vector<int64_t>& tgt_lengths);
+
 }  // namespace seqgrad::data

@@ -84,6 +84,9 @@ Args train_flags() {
           {"epochs", "10", "passes over the training data"},
           {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
           {"batch", "64", "sentence pairs per step"},
+          {"batch-tokens", "", "batch by tokens instead (fairseq's --max-tokens): pairs of similar length, up to N "
+                               "positions per batch counting the longer side, source or target + 1; --batch then "
+                               "caps the pairs only if given"},
           {"lr", "0.001", "learning rate (the peak, after the warm-up)"},
           {"optimizer", "adam", "adam (betas 0.9, 0.98), adamw (the same, weight decay 0.01) or sgd (momentum 0.9)"},
           {"schedule", "warmup", "learning rate over the run: warmup (a linear ramp over the first 100 steps, then --lr), "
@@ -107,6 +110,7 @@ struct Settings {
   Args args = train_flags();  // the effective flags: with --resume, the saved ones and those given again
   ModelConfig config;
   int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0;
+  int64_t batch_tokens = 0, batch_cap = 0;  // --batch-tokens (0: batches of --batch pairs), and its pair cap
   double minutes = 0;  // 0: no time budget
   real lr = 0, smoothing = 0, clip = 0;
   std::string optimizer, schedule;
@@ -194,6 +198,8 @@ Settings configure(const Args& given) {
         ") must be a multiple of --heads (", c.heads, ")");
   s.epochs = a.integer("epochs", 1, kMaxEpochs);
   s.batch = a.integer("batch", 1, 65536);
+  s.batch_tokens = a.given("batch-tokens") ? a.integer("batch-tokens", 1, 1 << 24) : 0;
+  s.batch_cap = a.given("batch") ? s.batch : 0;
   check(!s.resuming || progress.epoch <= s.epochs, "seqgrad train: '", s.resume_from, "' stopped in epoch ", progress.epoch,
         "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
   s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
@@ -224,6 +230,7 @@ struct Data {
   std::unique_ptr<Translator> translator;
   data::EncodedPairs train, valid;
   std::vector<int64_t> lengths;         // of the training sources, for batching
+  std::vector<int64_t> tgt_lengths;     // of the training targets, for --batch-tokens
   std::vector<data::Pair> probe_pairs;  // up to 500 validation pairs, translated after each epoch
 };
 
@@ -276,6 +283,7 @@ Data load_data(const Settings& s, std::ostream& out) {
     for (auto& ids : pairs->src) t.prepare_source(ids);
   std::vector<int64_t>& lengths = d.lengths;
   for (const auto& ids : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(ids.size())));
+  for (const auto& ids : train.tgt) d.tgt_lengths.push_back(static_cast<int64_t>(ids.size()));
   for (auto& ids : train.src)
     if (ids.empty()) ids.push_back(data::Vocab::kUnk);
   out << train.size() << " training pairs, " << valid.size() << " validation pairs; vocabularies " << t.src_vocab.size()
@@ -331,7 +339,23 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   // By default Adam with the Transformer paper's betas, and a learning rate that ramps up
   // linearly over the first 100 steps (or the first 10% of a short run) so the first large
   // gradients do no damage.
-  const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + s.batch - 1) / s.batch;
+  // One epoch's batches: --batch pairs bucketed by source length, or --batch-tokens. Either
+  // way every epoch has as many (data/batch.h), which the schedule and --resume count on.
+  int64_t largest = 0;  // positions of the largest pair: its longer side, with the target's <bos>
+  for (size_t i = 0; i < d.lengths.size(); ++i) largest = std::max({largest, d.lengths[i], d.tgt_lengths[i] + 1});
+  check(s.batch_tokens == 0 || s.batch_tokens >= largest, "seqgrad train: --batch-tokens ", s.batch_tokens, " is smaller "
+        "than the longest training pair, which takes ", largest, " positions (its longer side, source or target + 1); "
+        "give at least ", largest);
+  auto epoch_batches = [&](int64_t epoch) {
+    const uint64_t seed = s.seed + static_cast<uint64_t>(epoch);
+    return s.batch_tokens == 0 ? data::make_batches(d.lengths, s.batch, seed)
+                               : data::make_token_batches(d.lengths, d.tgt_lengths, s.batch_tokens, s.batch_cap, seed);
+  };
+  const auto first_batches = epoch_batches(1);
+  const int64_t batches_per_epoch = static_cast<int64_t>(first_batches.size());
+  out << "batches: " << batches_per_epoch << " per epoch, " << std::fixed << std::setprecision(1)
+      << 100 * data::padding_share(first_batches, d.lengths, d.tgt_lengths) << "% of their positions padding\n"
+      << std::defaultfloat;
   const std::unique_ptr<nn::Optimizer> optimizer = make_optimizer(s, t.module().parameters());
   nn::Optimizer& opt = *optimizer;
   if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
@@ -378,7 +402,7 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
     const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
     double total = continued ? progress.epoch_loss : 0;
     int64_t step = continued ? progress.step : 0;
-    const auto batches = data::make_batches(d.lengths, s.batch, s.seed + static_cast<uint64_t>(epoch));
+    const auto batches = epoch_batches(epoch);
     while (step < static_cast<int64_t>(batches.size())) {
       if (interrupt.requested()) return stop_here(epoch, step, total, bar);
       const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];

@@ -1,4 +1,5 @@
 // tests/data/test_data.cpp - vocabularies, UTF-8 tokenisers, toy tasks, padded batches.
+#include <algorithm>
 #include <set>
 
 #include "data/batch.h"
@@ -111,4 +112,50 @@ TEST_CASE("make_batches: every example exactly once; bucketing cuts padding") {
   CHECK(seen.size() == 1000);
   CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
   CHECK(padding(bucketed) * 5 < padding(plain));
+}
+
+TEST_CASE("make_token_batches: every pair once, no batch over the limit, the same count for every seed") {
+  std::vector<int64_t> src, tgt;
+  Generator g(2);
+  for (int i = 0; i < 2000; ++i) {  // as in translation, a target about as long as its source
+    src.push_back(1 + static_cast<int64_t>(g.randint(40)));
+    tgt.push_back(std::max<int64_t>(0, src.back() - 2 + static_cast<int64_t>(g.randint(4))));
+  }
+  const auto batches = make_token_batches(src, tgt, 600, 0, 5);
+  std::vector<size_t> seen;
+  for (const auto& batch : batches) {
+    int64_t largest = 0;
+    for (size_t i : batch) largest = std::max({largest, src[i], tgt[i] + 1});
+    CHECK(static_cast<int64_t>(batch.size()) * largest <= 600);
+    seen.insert(seen.end(), batch.begin(), batch.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen.size() == 2000);
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+  // Short pairs travel in big batches: the batch sizes differ (600 / 2 = 300 down to 600 / 42 = 14).
+  const auto [fewest, most] = std::minmax_element(batches.begin(), batches.end(),
+                                                  [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  CHECK(fewest->size() <= 20);
+  CHECK(most->size() >= 100);
+  // Another seed mixes other pairs together but cuts as many batches; the same seed, the same.
+  const auto other = make_token_batches(src, tgt, 600, 0, 6);
+  CHECK(other.size() == batches.size());
+  CHECK(other != batches);
+  CHECK(make_token_batches(src, tgt, 600, 0, 5) == batches);
+  // A pair cap: at most 16 pairs, whatever the tokens allow.
+  for (const auto& batch : make_token_batches(src, tgt, 600, 16, 5)) CHECK(batch.size() <= 16);
+  // Sorted by size, a batching wastes little: under 5% here, against about 40% for a random mix.
+  CHECK(padding_share(batches, src, tgt) < 0.05);
+  CHECK(padding_share(make_batches(src, 32, 5, /*bucket=*/false), src, tgt) > 0.3);
+  CHECK_THROWS_WITH_AS(make_token_batches(src, tgt, 30, 0, 5),
+                       doctest::Contains("positions, more than the 30 tokens a batch may hold; raise the limit to at "
+                                         "least the longest pair"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("padding_share: counts source and target + 1 positions, by hand") {
+  // One batch: sources 2 and 4, targets 1 and 3 -> source 2x4 = 8 positions, 6 real; target
+  // 2x(3+1) = 8 positions, 2 + 4 = 6 real. 4 of 16 are padding.
+  CHECK(padding_share({{0, 1}}, {2, 4}, {1, 3}) == doctest::Approx(0.25));
+  CHECK(padding_share({{0}, {1}}, {2, 4}, {1, 3}) == 0);
 }

@@ -174,6 +174,38 @@ TEST_CASE("seqgrad train --hard-attention: REINFORCE trains it, and a resumed ru
     for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_hard_", name, ext).c_str());
 }
 
+TEST_CASE("seqgrad train --batch-tokens: batches by size, the padding share printed, resumed bit for bit") {
+  auto token_run = [](const std::string& name) {
+    std::vector<std::string> words = small_run("build/test_tok_" + name + ".safetensors", "build/test_tok_" + name + ".log", 2);
+    words.insert(words.end(), {"--batch-tokens", "60", "--threads", "1"});
+    return words;
+  };
+  const Result ref = train(token_run("ref"));
+  INFO(ref.err);
+  REQUIRE(ref.code == 0);
+  // 360 training pairs of 2 to 5 letters (sizes 3 to 6): at most 60 / 6 = 10 pairs of the
+  // longest per batch, 20 of the shortest, so between 18 and 36 batches.
+  const size_t at = ref.out.find("batches: ");
+  REQUIRE(at != std::string::npos);
+  const int batches = std::stoi(ref.out.substr(at + 9));
+  CHECK(batches >= 18);
+  CHECK(batches <= 36);
+  CHECK(ref.out.find("% of their positions padding\n") != std::string::npos);
+  REQUIRE(train(token_run("cut"), "epoch 2 ").code == 130);
+  const Result resumed = train({"--resume", "build/test_tok_cut.resume.safetensors", "--loss-log", "build/test_tok_cut.log"});
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(read_file("build/test_tok_cut.log") == read_file("build/test_tok_ref.log"));
+  CHECK(read_file("build/test_tok_cut.safetensors") == read_file("build/test_tok_ref.safetensors"));
+  std::vector<std::string> tiny = small_run("build/x.safetensors", "build/x.log", 1);
+  tiny.insert(tiny.end(), {"--batch-tokens", "5"});
+  CHECK(train(tiny).err == "error: seqgrad train: --batch-tokens 5 is smaller than the longest training pair, which "
+                           "takes 6 positions (its longer side, source or target + 1); give at least 6\n");
+  for (const char* name : {"ref", "cut"})
+    for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_tok_", name, ext).c_str());
+  std::remove("build/x.log");
+}
+
 TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
   CHECK(train(small_run("/dev/full", "build/test_rel_x.log")).err ==
         "error: seqgrad train: --out: cannot write '/dev/full': expected a regular file or a new name, got a character "
