@@ -12,7 +12,7 @@
 //   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
 //                   embedding gather masked_fill where
 //   ops_nn.cpp      matmul linear softmax scaled_masked_softmax log_softmax cross_entropy
-//                   dropout layer_norm lstm_cell
+//                   dropout layer_norm lstm_cell conv2d max_pool2d avg_pool2d
 #pragma once
 
 #include <cstdint>
@@ -160,5 +160,31 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
 // One LSTM step from its pre-activation gates (B, 4H), order [i f g o], and the previous cell
 // c (B, H) -> [h' | c'] (B, 2H); c' = sig(f) c + sig(i) tanh(g), h' = sig(o) tanh(c').
 Variable lstm_cell(const Variable& gates, const Variable& c);
+
+// ================================================================================================
+// Pooling (kernels: tensor/pool.h)
+
+// 2-D pooling, as torch.nn.functional.max_pool2d / avg_pool2d: x (N, C, H, W) ->
+// (N, C, H_out, W_out), H_out = (H + 2 padding - kH) / stride + 1, the same for W. Max pooling
+// keeps each window's largest value and sends its gradient to that cell alone (the first one
+// on ties); average pooling keeps the mean, padded cells counting as zeros (PyTorch's
+// count_include_pad), and shares the gradient evenly. Padding is at most half the kernel.
+//   max_pool2d(x, 2)                                                 (N, C, H / 2, W / 2)
+//   avg_pool2d(x, Pool2dOptions(3).with_stride(1).with_padding(1))   (N, C, H, W)
+struct Pool2dOptions {
+  Pool2dOptions(int64_t kernel_size) : Pool2dOptions(kernel_size, kernel_size) {}  // implicit: max_pool2d(x, 2)
+  Pool2dOptions(int64_t kernel_h, int64_t kernel_w)
+      : kernel_h(kernel_h), kernel_w(kernel_w), stride_h(kernel_h), stride_w(kernel_w) {}
+  int64_t kernel_h, kernel_w;
+  int64_t stride_h, stride_w;  // by default the kernel size: windows side by side
+  int64_t padding_h = 0, padding_w = 0;
+
+  Pool2dOptions& with_stride(int64_t v) { return with_stride(v, v); }
+  Pool2dOptions& with_stride(int64_t h, int64_t w) { stride_h = h; stride_w = w; return *this; }
+  Pool2dOptions& with_padding(int64_t v) { return with_padding(v, v); }
+  Pool2dOptions& with_padding(int64_t h, int64_t w) { padding_h = h; padding_w = w; return *this; }
+};
+Variable max_pool2d(const Variable& x, const Pool2dOptions& options);
+Variable avg_pool2d(const Variable& x, const Pool2dOptions& options);
 
 }  // namespace seqgrad

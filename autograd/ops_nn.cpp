@@ -1,5 +1,5 @@
 // autograd/ops_nn.cpp - matmul, linear, softmax, attention's scaled masked softmax, log-softmax,
-// cross-entropy, dropout, conv2d, and the fused layer norm and LSTM cell.
+// cross-entropy, dropout, conv2d, the fused layer norm and LSTM cell, and pooling.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/fused.h"
 #include "tensor/matmul.h"
+#include "tensor/pool.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/softmax.h"
@@ -269,5 +270,29 @@ Variable lstm_cell(const Variable& gates, const Variable& c) {
     if (n.needs_grad(1)) n.add_grad(1, b.dc);
   });
 }
+
+// ================================================================================================
+// Pooling (kernels and their backward: tensor/pool.cpp)
+
+// [docs:pool_ops]
+Variable max_pool2d(const Variable& x, const Pool2dOptions& o) {
+  const Pool2dGeometry g = pool2d_geometry(x.shape(), o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h,
+                                           o.padding_w, "max_pool2d");
+  MaxPool2dForward f = max_pool2d_forward(x.value(), g);
+  // Backward needs only where each window's winner was: one index per output.
+  auto argmax = std::make_shared<const std::vector<int64_t>>(std::move(f.argmax));
+  return make_result("max_pool2d", f.y, {x}, [argmax, g](const Tensor& dy, Node& n) {
+    n.add_grad(0, max_pool2d_backward(dy, *argmax, g));  // dx[winner] += dy
+  });
+}
+
+Variable avg_pool2d(const Variable& x, const Pool2dOptions& o) {
+  const Pool2dGeometry g = pool2d_geometry(x.shape(), o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h,
+                                           o.padding_w, "avg_pool2d");
+  return make_result("avg_pool2d", avg_pool2d_forward(x.value(), g), {x}, [g](const Tensor& dy, Node& n) {
+    n.add_grad(0, avg_pool2d_backward(dy, g));  // dx[window] += dy / (kH kW)
+  });
+}
+// [docs:end]
 
 }  // namespace seqgrad
