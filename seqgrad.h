@@ -4,6 +4,7 @@
 // then nn/, data/ and viz/. Each header opens by saying what it holds and what to read next.
 #pragma once
 
+#include "tensor/batchnorm.h"
 #include "tensor/check.h"
 #include "tensor/conv.h"
 #include "tensor/dtype.h"
@@ -32,6 +33,7 @@
 #include "nn/afm.h"
 #include "nn/attention.h"
 #include "nn/attention_seq2seq.h"
+#include "nn/batchnorm.h"
 #include "nn/checkpoint.h"
 #include "nn/conv.h"
 #include "nn/decoding.h"

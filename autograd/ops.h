@@ -12,7 +12,7 @@
 //   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
 //                   embedding gather masked_fill where
 //   ops_nn.cpp      matmul linear softmax scaled_masked_softmax log_softmax cross_entropy
-//                   dropout layer_norm lstm_cell conv2d max_pool2d avg_pool2d
+//                   dropout layer_norm lstm_cell conv2d max_pool2d avg_pool2d batch_norm
 #pragma once
 
 #include <cstdint>
@@ -162,7 +162,7 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
 Variable lstm_cell(const Variable& gates, const Variable& c);
 
 // ================================================================================================
-// Pooling (kernels: tensor/pool.h)
+// Pooling and batch normalisation (kernels: tensor/pool.h, tensor/batchnorm.h)
 
 // 2-D pooling, as torch.nn.functional.max_pool2d / avg_pool2d: x (N, C, H, W) ->
 // (N, C, H_out, W_out), H_out = (H + 2 padding - kH) / stride + 1, the same for W. Max pooling
@@ -186,5 +186,15 @@ struct Pool2dOptions {
 };
 Variable max_pool2d(const Variable& x, const Pool2dOptions& options);
 Variable avg_pool2d(const Variable& x, const Pool2dOptions& options);
+
+// Batch normalisation, as torch.nn.functional.batch_norm: x (N, C, ...) is normalised per
+// channel over its M = N x (the rest) values, y = (x - mean_c) / sqrt(var_c + eps) weight_c + bias_c
+// (weight, bias (C) or undefined). In training, mean and var are the batch's own (var biased),
+// and running_mean / running_var (C), when defined, are updated in place (a Tensor is a handle):
+//   running = (1 - momentum) running + momentum batch statistic   (the variance unbiased: M / (M - 1))
+// Outside training the running statistics are used, and are required. One node; the backward
+// is the closed form derived in tensor/batchnorm.cpp.
+Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, const Variable& weight,
+                    const Variable& bias, bool training, real momentum, real eps);
 
 }  // namespace seqgrad

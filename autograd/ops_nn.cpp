@@ -1,10 +1,11 @@
 // autograd/ops_nn.cpp - matmul, linear, softmax, attention's scaled masked softmax, log-softmax,
-// cross-entropy, dropout, conv2d, the fused layer norm and LSTM cell, and pooling.
+// cross-entropy, dropout, conv2d, the fused layer norm and LSTM cell, pooling and batch norm.
 #include <cmath>
 #include <memory>
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tensor/batchnorm.h"
 #include "tensor/check.h"
 #include "tensor/conv.h"
 #include "tensor/elementwise.h"
@@ -291,6 +292,57 @@ Variable avg_pool2d(const Variable& x, const Pool2dOptions& o) {
                                            o.padding_w, "avg_pool2d");
   return make_result("avg_pool2d", avg_pool2d_forward(x.value(), g), {x}, [g](const Tensor& dy, Node& n) {
     n.add_grad(0, avg_pool2d_backward(dy, g));  // dx[window] += dy / (kH kW)
+  });
+}
+// [docs:end]
+
+// ================================================================================================
+// Batch normalisation (kernels and the backward's derivation: tensor/batchnorm.cpp)
+
+// [docs:batch_norm_op]
+Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, const Variable& weight,
+                    const Variable& bias, bool training, real momentum, real eps) {
+  check(x.dim() >= 2 && x.size(1) >= 1, "batch_norm: expected input of shape (N, C, ...), got ", x.shape());
+  const int64_t C = x.size(1), M = x.numel() / C;  // M values per channel
+  const auto check_channels = [C](const char* what, bool defined, const Shape& shape) {
+    check(!defined || shape == Shape{C}, "batch_norm: expected ", what, " of shape [", C, "], got ", shape);
+  };
+  check_channels("weight", weight.defined(), weight.defined() ? weight.shape() : Shape{});
+  check_channels("bias", bias.defined(), bias.defined() ? bias.shape() : Shape{});
+  check_channels("running_mean", running_mean.defined(), running_mean.defined() ? running_mean.shape() : Shape{});
+  check_channels("running_var", running_var.defined(), running_var.defined() ? running_var.shape() : Shape{});
+  check(running_mean.defined() == running_var.defined(),
+        "batch_norm: expected running_mean and running_var both defined or both undefined");
+  Tensor mu, var;
+  if (training) {
+    check(M > 1, "batch_norm: expected more than 1 value per channel when training, got input of shape ", x.shape());
+    const BatchNormStats st = batch_norm_stats(x.value());
+    mu = st.mean, var = st.var;
+    if (running_mean.defined()) {  // in place: the caller's buffers see the update
+      real *rm = running_mean.data(), *rv = running_var.data();
+      const real unbiased = static_cast<real>(M) / static_cast<real>(M - 1);
+      for (int64_t c = 0; c < C; ++c) {
+        rm[c] = (1 - momentum) * rm[c] + momentum * mu.data()[c];
+        rv[c] = (1 - momentum) * rv[c] + momentum * var.data()[c] * unbiased;
+      }
+    }
+  } else {
+    check(running_mean.defined(), "batch_norm: expected running_mean and running_var outside training, got none");
+    mu = running_mean, var = running_var;
+  }
+  const Tensor rstd = map(var, [eps](real v) { return 1 / std::sqrt(v + eps); });  // (C)
+  const Tensor w = weight.defined() ? weight.value() : Tensor();
+  const BatchNormForward f = batch_norm_forward(x.value(), mu, rstd, w, bias.defined() ? bias.value() : Tensor());
+  std::vector<Variable> inputs{x};
+  if (weight.defined()) inputs.push_back(weight);
+  if (bias.defined()) inputs.push_back(bias);
+  const size_t b_at = bias.defined() ? inputs.size() - 1 : 0;  // 0: no bias (input 0 is x)
+  const Tensor x_hat = f.x_hat;
+  return make_result("batch_norm", f.y, std::move(inputs), [x_hat, rstd, w, training, b_at](const Tensor& dy, Node& n) {
+    const BatchNormBackward b = batch_norm_backward(dy, x_hat, rstd, w, /*batch_stats=*/training);
+    if (n.needs_grad(0)) n.add_grad(0, b.dx);
+    if (w.defined() && n.needs_grad(1)) n.add_grad(1, b.dweight);
+    if (b_at && n.needs_grad(b_at)) n.add_grad(b_at, b.dbias);
   });
 }
 // [docs:end]

@@ -45,7 +45,8 @@ class Module {
   // Clear every parameter's gradient (sets it to undefined, as PyTorch's set_to_none=True).
   void zero_grad();
 
-  // Training mode switches dropout on; eval() switches it off. Applies to all children.
+  // Training mode switches dropout on and has batch norm use (and update) batch statistics;
+  // eval() switches dropout off and batch norm to its running statistics. Applies to all children.
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }

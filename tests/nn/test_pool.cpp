@@ -2,7 +2,7 @@
 // (plain, strided and padded, ties) from committed fixtures, direct loops over every window,
 // where a max's gradient goes, shapes and the printed form, the same numbers on 1 and 2
 // threads, and errors. The fixture file comes from tests/fixtures/make_pool_fixtures.py (run
-// once with PyTorch; the test needs no Python).
+// once with PyTorch; the test needs no Python). "It learns" is in test_batchnorm.cpp (a CNN).
 #include <cmath>
 #include <limits>
 #include <map>
