@@ -78,7 +78,10 @@ MaxPool2dForward max_pool2d_forward(const Tensor& x, const Pool2dGeometry& g) {
     for (int64_t y = w.y0; y < w.y1; ++y)
       for (int64_t xx = w.x0; xx < w.x1; ++xx) {
         const real v = plane[y * g.W + xx];
-        if (v > best || std::isnan(v)) best = v, at = y * g.W + xx;  // strictly larger: the first max wins ties
+        if (v > best || std::isnan(v)) {  // strictly larger: the first max wins ties
+          best = v;
+          at = y * g.W + xx;
+        }
       }
     py[o] = best;
     pa[o] = at;
