@@ -40,6 +40,7 @@
 #include "nn/din.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/gnmt.h"
 #include "nn/gru.h"
 #include "nn/init.h"
 #include "nn/layernorm.h"
