@@ -65,8 +65,8 @@ Args train_flags() {
           {"n", "5000", "pairs to generate for --task"},
           {"min-len", "", "shortest generated source (task default)"},
           {"max-len", "", "longest generated source (task default)"},
-          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn or transformer"},
-          {"attention", "general", "score function of -attn models: dot, general, concat, additive, scaled-dot, cosine, mlp, location"},
+          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn, gnmt or transformer"},
+          {"attention", "general", "score function of -attn and gnmt models: dot, general, concat, additive, scaled-dot, cosine, mlp, location"},
           {"decoder", "luong", "decoder of -attn models: luong (attend with the new state, feed h~ on) or bahdanau (attend with the previous state)"},
           {"attention-window", "global", "positions -attn models score: global (all), local-p (around a predicted p_t) or local-m (around p_t = t)"},
           {"window", "3", "D of the local windows: 2D + 1 positions"},
@@ -74,13 +74,14 @@ Args train_flags() {
           {"reverse-source", "false", "plain seq2seq (rnn, gru, lstm): the encoder reads the source backwards (Sutskever et al.)", true},
           {"hard-attention", "false", "-attn models: read the one source position sampled from the weights, trained with REINFORCE "
                                       "(decoding reads the most likely one)", true},
-          {"layers", "2", "encoder (and Transformer decoder) layers"},
+          {"layers", "2", "encoder (and Transformer and gnmt decoder) layers; gnmt: 2 or more"},
           {"hidden", "128", "hidden size of recurrent models"},
           {"dim", "64", "embedding size; the Transformer's model width"},
           {"heads", "4", "attention heads (Transformer)"},
           {"ffn", "256", "feed-forward width (Transformer)"},
           {"dropout", "0.1", "dropout probability"},
-          {"bidirectional", "false", "bidirectional encoder (recurrent models)", true},
+          {"bidirectional", "false", "bidirectional encoder (recurrent models; gnmt's bottom layer always is)", true},
+          {"no-residual", "false", "gnmt: no residual connections (they add each layer's input from layer 3 on)", true},
           {"epochs", "10", "passes over the training data"},
           {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
           {"batch", "64", "sentence pairs per step"},
@@ -190,12 +191,15 @@ Settings configure(const Args& given) {
         "not --model ", c.model, ": attention reaches every source word, and its alignments read in source order");
   check(!c.hard_attention || c.model == "gru-attn" || c.model == "lstm-attn", "seqgrad train: --hard-attention is for "
         "the attention models (gru-attn, lstm-attn), not --model ", c.model);
+  c.residual = !a.on("no-residual");
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
   c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
   check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
         ") must be a multiple of --heads (", c.heads, ")");
+  check(c.model != "gnmt" || c.layers >= 2, "seqgrad train: --model gnmt needs --layers 2 or more (a bidirectional "
+        "bottom layer and at least one above it), got ", c.layers);
   s.epochs = a.integer("epochs", 1, kMaxEpochs);
   s.batch = a.integer("batch", 1, 65536);
   s.batch_tokens = a.given("batch-tokens") ? a.integer("batch-tokens", 1, 1 << 24) : 0;

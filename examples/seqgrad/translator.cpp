@@ -1,4 +1,4 @@
-// examples/seqgrad/translator.cpp - building, training, decoding and saving the three model kinds.
+// examples/seqgrad/translator.cpp - building, training, decoding and saving the four model kinds.
 #include "examples/seqgrad/translator.h"
 
 #include <algorithm>
@@ -27,7 +27,7 @@ io::Json ModelConfig::to_json() const {
   j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
   j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
   j.set("decoder", decoder).set("window", window).set("window_size", window_size).set("context", context);
-  j.set("hard_attention", hard_attention).set("reverse_source", reverse_source);
+  j.set("hard_attention", hard_attention).set("reverse_source", reverse_source).set("residual", residual);
   return j;
 }
 
@@ -80,12 +80,15 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
   if (j.find("window_size")) c.window_size = whole("window_size", 1, kMaxDecode);
   if (j.find("context")) c.context = one_of("context", kContextNames);
   auto flag = [&](const char* key, bool& field) {
-    if (!j.find(key)) return;  // older checkpoints: off
+    if (!j.find(key)) return;  // older checkpoints: the default (off; residual: on)
     check_state(get(key).is_bool(), "the model configuration's '", key, "' must be true or false");
     field = get(key).as_bool();
   };
   flag("hard_attention", c.hard_attention);
   flag("reverse_source", c.reverse_source);
+  flag("residual", c.residual);
+  check_state(c.model != "gnmt" || c.layers >= 2, "the model configuration's 'layers' must be 2 or more for gnmt, got ",
+              c.layers);
   check_state(c.model != "transformer" || c.dim % c.heads == 0, "the model configuration's 'dim' (", c.dim,
               ") must be a multiple of 'heads' (", c.heads, ")");
   return c;
@@ -129,12 +132,16 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
             .with_style(c.decoder == "bahdanau" ? nn::AttentionStyle::Bahdanau : nn::AttentionStyle::Luong)
             .with_local(c.window != "global", c.window_size, /*monotonic=*/c.window == "local-m")
             .with_hard(c.hard_attention)));
+  } else if (c.model == "gnmt") {
+    keep(std::make_shared<nn::GNMT>(nn::GNMTOptions(S, V).with_num_layers(c.layers).with_hidden_size(c.hidden)
+                                        .with_embed_dim(c.dim).with_dropout(dropout).with_residual(c.residual)
+                                        .with_score(nn::parse_score(c.attention)).with_max_source_len(c.max_len)));
   } else if (c.model == "transformer") {
     keep(std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
                                                          .with_num_layers(c.layers).with_dim_feedforward(c.ffn)
                                                          .with_dropout(dropout).with_max_len(c.max_len + 2)));
   } else {
-    check(false, "seqgrad: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, transformer, got '", c.model, "'");
+    check(false, "seqgrad: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer, got '", c.model, "'");
   }
 }
 
@@ -221,7 +228,7 @@ Tensor Translator::alignment(const std::string& sentence, std::vector<std::strin
   const nn::DecodeResult d =
       nn::greedy_decode(*model_, src, lengths, nn::DecodeOptions().with_max_len(config.max_len).with_need_weights(true));
   check(!d.cross_attention.empty(), "seqgrad attention: model '", config.model,
-        "' has no attention (try gru-attn, lstm-attn or transformer)");
+        "' has no attention (try gru-attn, lstm-attn, gnmt or transformer)");
   const Tensor weights = mean(d.cross_attention[0].back(), 0);  // the last layer, averaged over heads: (T_out, S)
   out_tokens = tgt_vocab.decode(d.tokens[0]);
   if (weights.size(0) > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");

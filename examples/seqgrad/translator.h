@@ -1,6 +1,6 @@
 // examples/seqgrad/translator.h - one interface over every sequence model the tool trains.
 //
-// A Translator owns a model (plain seq2seq, attention seq2seq or Transformer), its two
+// A Translator owns a model (plain seq2seq, attention seq2seq, GNMT or Transformer), its two
 // vocabularies and its configuration, and can compute a training loss, translate text, return
 // an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
 // the configuration and both vocabularies, so the checkpoint alone is enough to translate.
@@ -18,13 +18,14 @@
 #include "data/vocab.h"
 #include "io/json.h"
 #include "nn/attention_seq2seq.h"
+#include "nn/gnmt.h"
 #include "nn/seq2seq.h"
 #include "nn/transformer.h"
 
 namespace seqgrad::cli {
 
 // The names and ranges seqgrad train accepts, and a checkpoint's configuration must keep to.
-inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "transformer"};
+inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "gnmt", "transformer"};
 inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive",
                                                   "scaled-dot", "cosine", "mlp", "location"};
 inline const std::vector<std::string> kTokenizerNames{"space", "char"};
@@ -36,7 +37,7 @@ constexpr double kMaxDropout = 0.9;
 
 // Everything needed to rebuild a model before loading its weights.
 struct ModelConfig {
-  std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | transformer
+  std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | gnmt | transformer
   std::string attention = "general";  // score function of the -attn models
   std::string decoder = "luong";      // the -attn models' decoder: luong | bahdanau
   std::string window = "global";      // which positions it scores: global | local-p | local-m
@@ -47,6 +48,7 @@ struct ModelConfig {
   bool bidirectional = false;
   bool hard_attention = false;  // -attn models: read one sampled position per step (REINFORCE)
   bool reverse_source = false;  // plain seq2seq: the encoder reads the source backwards
+  bool residual = true;         // gnmt: residual connections from layer 3 on
   std::string src_tokens = "space", tgt_tokens = "space";  // space | char
 
   io::Json to_json() const;

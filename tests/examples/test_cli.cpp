@@ -38,7 +38,7 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
         "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
   CHECK(error_of({"train", "--task", "copy", "--model", "gpt", "--out", "m"}) ==
-        "error: seqgrad train: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, transformer, got 'gpt'\n");
+        "error: seqgrad train: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer, got 'gpt'\n");
   CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
         "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
   CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==

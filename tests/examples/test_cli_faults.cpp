@@ -188,7 +188,7 @@ TEST_CASE("seqgrad translate: a checkpoint's configuration is checked before the
   refused("dim", "2.5", "the model configuration's 'dim' must be a whole number from 1 to 4096, got 2.5");
   refused("src_tokens", "\"bogus\"", "the model configuration's 'src_tokens' must be one of space, char; got \"bogus\"");
   refused("model", "\"bogus\"",
-          "the model configuration's 'model' must be one of rnn, gru, lstm, gru-attn, lstm-attn, transformer; got \"bogus\"");
+          "the model configuration's 'model' must be one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer; got \"bogus\"");
   refused("heads", "", "the model configuration has no 'heads'");
   // In range, but a model of 100+ MB from a file of a few kB: refused while it is built, before
   // it is large.
