@@ -60,6 +60,7 @@
 #include "nn/transformer.h"
 
 #include "data/batch.h"
+#include "data/bpe.h"
 #include "data/images.h"
 #include "data/metrics.h"
 #include "data/memory_tasks.h"

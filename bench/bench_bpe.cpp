@@ -1,0 +1,127 @@
+// bench/bench_bpe.cpp - how long byte-pair encoding takes to learn and to apply on a corpus.
+//
+// For each side of a TSV corpus: counting its words, learning the merges (data/bpe.h: a word
+// table and pair counts kept up to date, not a pass over the corpus per merge), and encoding
+// every sentence with them (a cold cache, so each distinct word is worked out once). Wall
+// time on one thread, one run each. The toy grammar has a few dozen distinct words; `--zipf N`
+// times N generated sentences whose words are drawn from 500,000 made-up ones (syllables
+// spelled from the word's rank) with Zipf's law, as in natural text, where a corpus of 100k
+// sentences has tens of thousands of distinct words.
+//   build/seqgrad data --task en-fr --n 100000 > /tmp/enfr.tsv
+//   make build/bench_bpe && build/bench_bpe /tmp/enfr.tsv [MERGES, default 8000]
+//   build/bench_bpe --zipf 1000000 [MERGES]
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "data/bpe.h"
+#include "data/corpus.h"
+#include "tensor/random.h"
+
+using namespace seqgrad;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void bench_side(const char* name, const std::vector<std::string>& sentences, int64_t merges) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::unordered_map<std::string, int64_t> counts;
+  int64_t words = 0;
+  for (const std::string& s : sentences) data::Bpe::count_words(s, counts);
+  for (const auto& [word, n] : counts) words += n;
+  const double count_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const data::Bpe bpe = data::Bpe::learn(counts, merges);
+  const double learn_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  int64_t pieces = 0;
+  for (const std::string& s : sentences) pieces += static_cast<int64_t>(bpe.encode(s).size());
+  const double encode_s = seconds_since(t0);
+  std::printf("%-6s %9zu sentences %10lld words %8zu distinct  %6lld merges  %.2f pieces/word   "
+              "count %.2f s  learn %.2f s  encode %.2f s\n",
+              name, sentences.size(), static_cast<long long>(words), counts.size(), static_cast<long long>(bpe.size()),
+              words ? static_cast<double>(pieces) / static_cast<double>(words) : 0.0, count_s, learn_s, encode_s);
+}
+
+// Word number r (0 = the most frequent) as syllables: "ka", "ka to", ... without spaces.
+std::string made_up_word(uint64_t r) {
+  static const char* const kConsonants[] = {"k", "t", "p", "s", "m", "n", "r", "l", "b", "d", "g", "v"};
+  static const char* const kVowels[] = {"a", "e", "i", "o", "u", "é", "ü"};
+  std::string word;
+  do {
+    word += kConsonants[r % 12];
+    r /= 12;
+    word += kVowels[r % 7];
+    r /= 7;
+  } while (r > 0);
+  return word;
+}
+
+// n sentences of 5 to 15 words; word r has probability proportional to 1 / (r + 1).
+std::vector<std::string> zipf_sentences(int64_t n) {
+  constexpr double kWords = 500000;
+  Generator g(1);
+  std::vector<std::string> sentences;
+  for (int64_t i = 0; i < n; ++i) {
+    std::string s;
+    for (int64_t w = 5 + static_cast<int64_t>(g.randint(11)); w > 0; --w) {
+      // Inverse transform: P(rank < x) ~ log(1 + x) / log(1 + kWords).
+      const double u = static_cast<double>(g.randint(1u << 30)) / static_cast<double>(1u << 30);
+      s += (s.empty() ? "" : " ") + made_up_word(static_cast<uint64_t>(std::exp(u * std::log1p(kWords))) - 1);
+    }
+    sentences.push_back(s);
+  }
+  return sentences;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr, "usage: bench_bpe CORPUS.tsv [MERGES]  or  bench_bpe --zipf N [MERGES]\n");
+    return 2;
+  }
+  const bool zipf = std::string(argv[1]) == "--zipf";
+  try {
+    // A whole number >= 0 from argv[i], or `fallback` when there is none.
+    auto count = [&](int i, long long fallback) {
+      if (i >= argc) return fallback;
+      char* end = nullptr;
+      const long long v = std::strtoll(argv[i], &end, 10);
+      if (*end != '\0' || v < 0) throw std::invalid_argument(std::string("expected a whole number >= 0, got '") + argv[i] + "'");
+      return v;
+    };
+    if (zipf) {
+      const int64_t n = count(2, 100000), merges = count(3, data::kDefaultBpeMerges);
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<std::string> sentences = zipf_sentences(n);
+      std::printf("made %lld sentences in %.2f s\n", static_cast<long long>(n), seconds_since(t0));
+      bench_side("zipf", sentences, merges);
+      return 0;
+    }
+    const long long merges = count(2, data::kDefaultBpeMerges);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<data::Pair> pairs = data::read_tsv_file(argv[1]);
+    std::printf("read %zu pairs in %.2f s\n", pairs.size(), seconds_since(t0));
+    std::vector<std::string> src, tgt;
+    for (const data::Pair& p : pairs) {
+      src.push_back(p.source);
+      tgt.push_back(p.target);
+    }
+    bench_side("source", src, merges);
+    bench_side("target", tgt, merges);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_bpe: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,346 @@
+// data/bpe.cpp - learning byte-pair merges from a word table, and applying them to text.
+#include "data/bpe.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <sstream>
+
+#include "io/utf8.h"
+#include "tensor/check.h"
+
+namespace seqgrad::data {
+namespace {
+
+// ================================================================================================
+// Words and characters
+
+bool is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+
+bool is_marker_at(const std::string& text, size_t i) { return text.compare(i, 3, kWordStart) == 0; }
+
+// Throws for invalid UTF-8, naming where the text came from ("line 3: ", or "") and the
+// offset of the first bad byte.
+void check_utf8(const std::string& text, const std::string& where) {
+  size_t bad = 0;
+  if (io::is_valid_utf8(text, &bad)) return;
+  std::ostringstream byte;
+  byte << "0x" << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(static_cast<unsigned char>(text[bad]));
+  check(false, "bpe: ", where, "expected UTF-8 text, found byte ", byte.str(), " at offset ", bad);
+}
+
+// Calls fn(word) for each word of valid UTF-8 text: words are separated by the white space
+// split_whitespace splits at, and by ▁ (which marks a word start, so it is a space in text).
+template <class Fn>
+void for_each_word(const std::string& text, Fn fn) {
+  size_t start = 0, i = 0;
+  while (i <= text.size()) {
+    const bool at_end = i == text.size();
+    const size_t gap = at_end ? 0 : is_space(text[i]) ? 1 : is_marker_at(text, i) ? 3 : 0;
+    if (!at_end && gap == 0) {
+      ++i;
+      continue;
+    }
+    if (i > start) fn(text.substr(start, i - start));
+    i += at_end ? 1 : gap;
+    start = i;
+  }
+}
+
+// A word's characters, the first with the marker: "low" -> {"▁l", "o", "w"}.
+std::vector<std::string> characters(const std::string& word) {
+  std::vector<std::string> symbols;
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = io::utf8_sequence_length(word, i);  // 1..4: the text was checked
+    symbols.push_back((symbols.empty() ? std::string(kWordStart) : std::string()) + word.substr(i, n));
+    i += n;
+  }
+  return symbols;
+}
+
+// Symbols are numbered, and a pair of symbol ids is one 64-bit key: left id in the high 32
+// bits, right id in the low 32.
+using PairKey = uint64_t;
+PairKey pair_key(int32_t a, int32_t b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); }
+int32_t left_of(PairKey k) { return static_cast<int32_t>(k >> 32); }
+int32_t right_of(PairKey k) { return static_cast<int32_t>(k & 0xFFFFFFFFu); }
+
+// Rewrites `symbols` with every occurrence of the pair (a, b) replaced by `ab`, left to right
+// ("a a a" with the merge a a becomes "aa a"). False when there was none.
+bool merge_pair(std::vector<int32_t>& symbols, int32_t a, int32_t b, int32_t ab) {
+  size_t out = 0;
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    if (k + 1 < symbols.size() && symbols[k] == a && symbols[k + 1] == b) {
+      symbols[out++] = ab;
+      ++k;
+    } else {
+      symbols[out++] = symbols[k];
+    }
+  }
+  const bool merged = out < symbols.size();
+  symbols.resize(out);
+  return merged;
+}
+
+// ================================================================================================
+// Learning: a word table, pair counts kept up to date, and a queue of the most frequent pair
+//
+// Re-counting every pair of the corpus after each merge (the algorithm as Sennrich et al.'s
+// paper prints it) costs a pass over the corpus per merge. Instead each distinct word is held
+// once with its count, the count of every adjacent pair is kept in a table, and each pair knows
+// the words it occurs in. A merge of (a, b) then visits only the words holding a b: each one's
+// pairs are taken out of the counts, the word is rewritten, and its new pairs are put back.
+// The most frequent pair comes from a priority queue; entries whose count has since changed are
+// skipped when they come up (a fresh entry was pushed with the new count).
+
+class Learner {
+ public:
+  explicit Learner(const std::unordered_map<std::string, int64_t>& word_counts) : queue_(Order{&symbols_}) {
+    // Sorted, so that symbol ids (and with them every container's order) do not depend on the
+    // hash table's; the merges would be the same anyway, as ties are broken by text.
+    // A key holding white space or ▁ (not made by count_words) counts for each of its words.
+    std::map<std::string, int64_t> sorted;
+    for (const auto& [text, count] : word_counts)
+      if (count > 0) for_each_word(text, [&, n = count](const std::string& word) { sorted[word] += n; });
+    for (const auto& [word, count] : sorted) {
+      Word w{{}, count, -1};
+      for (const std::string& ch : characters(word)) w.symbols.push_back(intern(ch));
+      words_.push_back(std::move(w));
+    }
+    std::unordered_map<PairKey, int64_t> delta;
+    for (int32_t i = 0; i < static_cast<int32_t>(words_.size()); ++i) add_pairs(i, +1, -1, delta);
+    apply(delta);
+  }
+
+  // The most frequent pair as "left right", or "" when no pair occurs min_count times.
+  std::string merge_next(int64_t min_count, int64_t merge_number) {
+    while (!queue_.empty()) {
+      const Candidate top = queue_.top();
+      const auto it = pair_count_.find(top.key);
+      if (it == pair_count_.end() || it->second != top.count) {  // stale: the count changed since
+        queue_.pop();
+        continue;
+      }
+      if (top.count < min_count) return "";
+      queue_.pop();
+      merge(top.key, merge_number);
+      return symbols_[static_cast<size_t>(left_of(top.key))] + " " + symbols_[static_cast<size_t>(right_of(top.key))];
+    }
+    return "";
+  }
+
+ private:
+  struct Word {
+    std::vector<int32_t> symbols;
+    int64_t count;
+    int64_t visited;  // the last merge that looked at this word (a word is listed once per pair)
+  };
+  struct Candidate {
+    int64_t count;
+    PairKey key;
+  };
+  // The queue's order: "a below b" when a is less frequent, or as frequent with a pair that
+  // sorts later (left symbols compared first, then right ones, by bytes).
+  struct Order {
+    const std::vector<std::string>* symbols;
+    bool operator()(const Candidate& a, const Candidate& b) const {
+      if (a.count != b.count) return a.count < b.count;
+      const std::vector<std::string>& s = *symbols;
+      const int left = s[static_cast<size_t>(left_of(a.key))].compare(s[static_cast<size_t>(left_of(b.key))]);
+      if (left != 0) return left > 0;
+      return s[static_cast<size_t>(right_of(a.key))] > s[static_cast<size_t>(right_of(b.key))];
+    }
+  };
+
+  int32_t intern(const std::string& text) {
+    const auto [it, added] = symbol_id_.emplace(text, static_cast<int32_t>(symbols_.size()));
+    if (added) symbols_.push_back(text);
+    return it->second;
+  }
+
+  // Adds sign * count for each adjacent pair of word i to `delta`, and lists the word under
+  // the pairs that hold the symbol `fresh` (the others list it already; -1: list every pair).
+  void add_pairs(int32_t i, int64_t sign, int32_t fresh, std::unordered_map<PairKey, int64_t>& delta) {
+    const Word& w = words_[static_cast<size_t>(i)];
+    for (size_t k = 0; k + 1 < w.symbols.size(); ++k) {
+      const PairKey key = pair_key(w.symbols[k], w.symbols[k + 1]);
+      delta[key] += sign * w.count;
+      if (sign > 0 && (fresh < 0 || w.symbols[k] == fresh || w.symbols[k + 1] == fresh)) pair_words_[key].push_back(i);
+    }
+  }
+
+  // Folds the changes into the counts, and queues each changed pair with its new count.
+  void apply(const std::unordered_map<PairKey, int64_t>& delta) {
+    for (const auto& [key, change] : delta) {
+      if (change == 0) continue;
+      int64_t& count = pair_count_[key];
+      count += change;
+      if (count <= 0) {
+        pair_count_.erase(key);
+        pair_words_.erase(key);
+      } else {
+        queue_.push({count, key});
+      }
+    }
+  }
+
+  // Merges every occurrence of the pair `key` in every word that holds it.
+  void merge(PairKey key, int64_t merge_number) {
+    const int32_t a = left_of(key), b = right_of(key);
+    const int32_t ab = intern(symbols_[static_cast<size_t>(a)] + symbols_[static_cast<size_t>(b)]);
+    std::vector<int32_t> holders;
+    holders.swap(pair_words_[key]);
+    std::unordered_map<PairKey, int64_t> delta;
+    for (const int32_t i : holders) {
+      Word& w = words_[static_cast<size_t>(i)];
+      if (w.visited == merge_number) continue;
+      w.visited = merge_number;
+      std::vector<int32_t> merged = w.symbols;
+      if (!merge_pair(merged, a, b, ab)) continue;  // listed under the pair, but merged away since
+      add_pairs(i, -1, ab, delta);
+      w.symbols.swap(merged);
+      add_pairs(i, +1, ab, delta);
+    }
+    apply(delta);
+  }
+
+  std::vector<std::string> symbols_;  // id -> text
+  std::unordered_map<std::string, int32_t> symbol_id_;
+  std::vector<Word> words_;
+  std::unordered_map<PairKey, int64_t> pair_count_;               // occurrences in the corpus
+  std::unordered_map<PairKey, std::vector<int32_t>> pair_words_;  // the words holding each pair
+  std::priority_queue<Candidate, std::vector<Candidate>, Order> queue_;
+};
+
+}  // namespace
+
+// ================================================================================================
+// Construction and learning
+
+// A word's pieces, as they were computed (bounded: text without spaces makes few repeats).
+struct Bpe::Cache {
+  static constexpr size_t kLimit = size_t(1) << 20;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::vector<std::string>> pieces;
+};
+
+Bpe::Bpe() : cache_(std::make_shared<Cache>()) {}
+
+Bpe::Bpe(const std::vector<std::string>& merges) : Bpe() {
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const std::string& m = merges[r];
+    const size_t space = m.find(' ');
+    const bool two = space != std::string::npos && space > 0 && space + 1 < m.size() &&
+                     std::none_of(m.begin(), m.end(), [](char ch) { return ch != ' ' && is_space(ch); }) &&
+                     m.find(' ', space + 1) == std::string::npos;
+    check_utf8(m, cat("merge ", r + 1, ": "));
+    check(two, "bpe: merge ", r + 1, " is '", m, "'; expected two symbols separated by one space, as 'e s'");
+    const size_t marker = m.find(kWordStart, 1);
+    check(marker == std::string::npos, "bpe: merge ", r + 1, " is '", m,
+          "'; expected the word-start marker ▁ only at the start of the left symbol");
+    auto id = [this](const std::string& text) {
+      const auto [it, added] = symbol_ids_.emplace(text, static_cast<int32_t>(symbols_.size()));
+      if (added) symbols_.push_back(text);
+      return it->second;
+    };
+    const std::string left = m.substr(0, space), right = m.substr(space + 1);
+    const int32_t a = id(left), b = id(right), ab = id(left + right);
+    const auto [it, added] = rules_.emplace(pair_key(a, b), Rule{static_cast<int32_t>(r), ab});
+    check(added, "bpe: merge ", r + 1, " ('", m, "') repeats merge ", it->second.rank + 1);
+    merges_.push_back(m);
+  }
+}
+
+void Bpe::count_words(const std::string& text, std::unordered_map<std::string, int64_t>& counts, int64_t line) {
+  check_utf8(text, line > 0 ? cat("line ", line, ": ") : std::string());
+  for_each_word(text, [&](const std::string& word) { ++counts[word]; });
+}
+
+Bpe Bpe::learn(const std::unordered_map<std::string, int64_t>& word_counts, int64_t merges, int64_t min_count) {
+  check(merges >= 0, "bpe: expected a number of merges >= 0, got ", merges);
+  check(min_count >= 1, "bpe: expected min_count >= 1, got ", min_count);
+  for (const auto& [word, count] : word_counts) check_utf8(word, "");
+  Learner learner(word_counts);
+  std::vector<std::string> learned;
+  for (int64_t m = 0; m < merges; ++m) {
+    std::string next = learner.merge_next(min_count, m);
+    if (next.empty()) break;
+    learned.push_back(std::move(next));
+  }
+  return Bpe(learned);
+}
+
+Bpe Bpe::learn(const std::vector<std::string>& sentences, int64_t merges, int64_t min_count) {
+  std::unordered_map<std::string, int64_t> counts;
+  for (size_t i = 0; i < sentences.size(); ++i) count_words(sentences[i], counts, static_cast<int64_t>(i) + 1);
+  return learn(counts, merges, min_count);
+}
+
+// ================================================================================================
+// Encoding and decoding
+
+void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces) const {
+  {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    const auto hit = cache_->pieces.find(word);
+    if (hit != cache_->pieces.end()) {
+      pieces.insert(pieces.end(), hit->second.begin(), hit->second.end());
+      return;
+    }
+  }
+  // Merge the adjacent pair learned earliest, everywhere in the word, until no adjacent pair
+  // was learned: the order of learning, replayed on this one word. A character that no merge
+  // names gets the id -1 - its position (it keeps its text in `chars`, and merges with nothing).
+  const std::vector<std::string> chars = characters(word);
+  std::vector<int32_t> ids;
+  for (size_t k = 0; k < chars.size(); ++k) {
+    const auto it = symbol_ids_.find(chars[k]);
+    ids.push_back(it != symbol_ids_.end() ? it->second : -1 - static_cast<int32_t>(k));
+  }
+  for (;;) {
+    const Rule* best = nullptr;
+    PairKey best_pair = 0;
+    for (size_t k = 0; k + 1 < ids.size(); ++k) {
+      if (ids[k] < 0 || ids[k + 1] < 0) continue;
+      const auto it = rules_.find(pair_key(ids[k], ids[k + 1]));
+      if (it != rules_.end() && (best == nullptr || it->second.rank < best->rank)) {
+        best = &it->second;
+        best_pair = it->first;
+      }
+    }
+    if (best == nullptr) break;
+    merge_pair(ids, left_of(best_pair), right_of(best_pair), best->merged);
+  }
+  std::vector<std::string> symbols;
+  for (const int32_t id : ids) symbols.push_back(id >= 0 ? symbols_[static_cast<size_t>(id)] : chars[static_cast<size_t>(-1 - id)]);
+  pieces.insert(pieces.end(), symbols.begin(), symbols.end());
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  if (cache_->pieces.size() < Cache::kLimit) cache_->pieces.emplace(word, std::move(symbols));
+}
+
+std::vector<std::string> Bpe::encode(const std::string& text) const {
+  check_utf8(text, "");
+  std::vector<std::string> pieces;
+  for_each_word(text, [&](const std::string& word) { encode_word(word, pieces); });
+  return pieces;
+}
+
+std::string Bpe::decode(const std::vector<std::string>& pieces) {
+  std::string joined;
+  for (const std::string& p : pieces) joined += p;
+  std::string text;
+  for (size_t i = 0; i < joined.size();) {
+    if (is_marker_at(joined, i)) {
+      if (!text.empty()) text += ' ';  // the first word's marker stands for no space
+      i += 3;
+    } else {
+      text += joined[i++];
+    }
+  }
+  return text;
+}
+
+}  // namespace seqgrad::data
