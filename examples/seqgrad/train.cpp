@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_map>
 
 #include "autograd/anomaly.h"
 #include "data/corpus.h"
@@ -97,8 +98,11 @@ Args train_flags() {
           {"label-smoothing", "0", "label smoothing epsilon"},
           {"seed", "0", "random seed"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
-          {"src-tokens", "", "space or char (default: char for date, else space)"},
-          {"tgt-tokens", "", "space or char (default: char for date, else space)"},
+          {"src-tokens", "", "space, char or bpe (subwords learned from the training data; default: char for date, else space)"},
+          {"tgt-tokens", "", "space, char or bpe (default: char for date, else space)"},
+          {"bpe-merges", std::to_string(data::kDefaultBpeMerges), "merges (subwords beyond the characters) each bpe side "
+                                                                 "learns, fewer once no pair of pieces occurs twice; the default suits "
+                                                                 "10k to 1M pairs (a few thousand do best on 10k, millions use 30k+)"},
           {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
           {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
           {"out", "", "where to write the checkpoint (.safetensors)"},
@@ -110,7 +114,7 @@ Args train_flags() {
 struct Settings {
   Args args = train_flags();  // the effective flags: with --resume, the saved ones and those given again
   ModelConfig config;
-  int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0;
+  int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0, bpe_merges = 0;
   int64_t batch_tokens = 0, batch_cap = 0;  // --batch-tokens (0: batches of --batch pairs), and its pair cap
   double minutes = 0;  // 0: no time budget
   real lr = 0, smoothing = 0, clip = 0;
@@ -196,6 +200,9 @@ Settings configure(const Args& given) {
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
   c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
+  s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
+  check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",
+        "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
   check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
         ") must be a multiple of --heads (", c.heads, ")");
   check(c.model != "gnmt" || c.layers >= 2, "seqgrad train: --model gnmt needs --layers 2 or more (a bidirectional "
@@ -253,8 +260,6 @@ Data load_data(const Settings& s, std::ostream& out) {
     valid_pairs.assign(train_pairs.end() - static_cast<std::ptrdiff_t>(held), train_pairs.end());
     train_pairs.resize(train_pairs.size() - held);
   }
-  const auto st = c.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
-  const auto tt = c.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
   std::unique_ptr<Translator>& model = d.translator;
   if (s.resuming) {
     model = Translator::load(s.resume_from);  // the same vocabularies the data would give, and the weights
@@ -262,21 +267,32 @@ Data load_data(const Settings& s, std::ostream& out) {
     check_state(differs.empty(), "seqgrad train: '", s.resume_from, "': the saved flags contradict the model (", differs, ")");
     model->module().train();
   } else {
+    // A bpe side first learns its merges from the training sentences (each side its own):
+    // its vocabulary is made of their pieces.
+    data::Bpe src_bpe, tgt_bpe;
+    for (const bool source : {true, false}) {
+      if ((source ? c.src_tokens : c.tgt_tokens) != "bpe") continue;
+      std::unordered_map<std::string, int64_t> words;
+      for (const data::Pair& p : train_pairs) data::Bpe::count_words(source ? p.source : p.target, words);
+      (source ? src_bpe : tgt_bpe) = data::Bpe::learn(words, s.bpe_merges);
+      out << "bpe: " << (source ? src_bpe : tgt_bpe).size() << " merges learned for the " << (source ? "source" : "target")
+          << " (" << words.size() << " distinct words)\n";
+    }
     // Counted one sentence at a time: the whole corpus as token strings would be several
     // times the size of the ids it becomes.
     std::map<std::string, int64_t> src_counts, tgt_counts;
     for (const data::Pair& p : train_pairs) {
-      for (const std::string& token : data::tokenize(p.source, st)) ++src_counts[token];
-      for (const std::string& token : data::tokenize(p.target, tt)) ++tgt_counts[token];
+      for (const std::string& token : tokenize_side(p.source, c.src_tokens, src_bpe)) ++src_counts[token];
+      for (const std::string& token : tokenize_side(p.target, c.tgt_tokens, tgt_bpe)) ++tgt_counts[token];
     }
     model = std::make_unique<Translator>(c, data::Vocab::from_counts(src_counts, s.min_freq),
-                                         data::Vocab::from_counts(tgt_counts, s.min_freq));
+                                         data::Vocab::from_counts(tgt_counts, s.min_freq), src_bpe, tgt_bpe);
   }
   Translator& t = *model;
   data::EncodedPairs& train = d.train;
-  train = data::encode_pairs(train_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  train = t.encode_pairs(train_pairs);
   data::EncodedPairs& valid = d.valid;
-  valid = data::encode_pairs(valid_pairs, t.src_vocab, st, t.tgt_vocab, tt);
+  valid = t.encode_pairs(valid_pairs);
   // Sentences longer than the model handles (--max-decode) are cut, in validation too: a
   // Transformer has positions, and the location score weights, for no more.
   for (data::EncodedPairs* pairs : {&train, &valid})

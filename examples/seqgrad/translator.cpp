@@ -107,8 +107,9 @@ std::string first_difference(const ModelConfig& a, const ModelConfig& b, const c
 // ================================================================================================
 // Building
 
-Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
-    : config(c), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)) {
+Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt, data::Bpe src_merges, data::Bpe tgt_merges)
+    : config(c), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)), src_bpe(std::move(src_merges)),
+      tgt_bpe(std::move(tgt_merges)) {
   const int64_t S = src_vocab.size(), V = tgt_vocab.size();
   const real dropout = static_cast<real>(c.dropout);
   const std::string cell = c.model.substr(0, c.model.find('-'));  // "lstm-attn" -> "lstm"
@@ -148,16 +149,31 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt)
 const nn::Module& Translator::module() const { return *module_; }
 nn::Module& Translator::module() { return *module_; }
 
-data::Tokenization Translator::src_tok() const {
-  return config.src_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe) {
+  if (kind == "bpe") return bpe.encode(text);
+  return data::tokenize(text, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
 }
-data::Tokenization Translator::tgt_tok() const {
-  return config.tgt_tokens == "char" ? data::Tokenization::Char : data::Tokenization::Space;
+std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind) {
+  if (kind == "bpe") return data::Bpe::decode(tokens);  // "▁bil" "ly" "▁ate" -> "billy ate"
+  return data::detokenize(tokens, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
 }
-std::vector<std::string> Translator::source_tokens(const std::string& text) const { return data::tokenize(text, src_tok()); }
-std::vector<std::string> Translator::target_tokens(const std::string& text) const { return data::tokenize(text, tgt_tok()); }
+
+std::vector<std::string> Translator::source_tokens(const std::string& text) const {
+  return tokenize_side(text, config.src_tokens, src_bpe);
+}
+std::vector<std::string> Translator::target_tokens(const std::string& text) const {
+  return tokenize_side(text, config.tgt_tokens, tgt_bpe);
+}
 std::string Translator::target_text(const std::vector<int64_t>& ids) const {
-  return data::detokenize(tgt_vocab.decode(ids), tgt_tok());
+  return detokenize_side(tgt_vocab.decode(ids), config.tgt_tokens);
+}
+data::EncodedPairs Translator::encode_pairs(const std::vector<data::Pair>& pairs) const {
+  data::EncodedPairs e;
+  for (const data::Pair& p : pairs) {
+    e.src.push_back(src_vocab.encode(source_tokens(p.source)));
+    e.tgt.push_back(tgt_vocab.encode(target_tokens(p.target)));
+  }
+  return e;
 }
 
 // ================================================================================================
@@ -242,10 +258,18 @@ std::map<std::string, std::string> Translator::metadata() const {
   io::Json src = io::Json::array(), tgt = io::Json::array();
   for (const std::string& t : src_vocab.tokens()) src.push_back(t);
   for (const std::string& t : tgt_vocab.tokens()) tgt.push_back(t);
-  return {{"seqgrad.format", kFormat},
-          {"seqgrad.config", config.to_json().dump()},
-          {"seqgrad.src_vocab", src.dump()},
-          {"seqgrad.tgt_vocab", tgt.dump()}};
+  std::map<std::string, std::string> meta{{"seqgrad.format", kFormat},
+                                          {"seqgrad.config", config.to_json().dump()},
+                                          {"seqgrad.src_vocab", src.dump()},
+                                          {"seqgrad.tgt_vocab", tgt.dump()}};
+  auto merges = [](const data::Bpe& bpe) {
+    io::Json list = io::Json::array();
+    for (const std::string& m : bpe.merges()) list.push_back(m);
+    return list.dump();
+  };
+  if (config.src_tokens == "bpe") meta["seqgrad.src_bpe"] = merges(src_bpe);
+  if (config.tgt_tokens == "bpe") meta["seqgrad.tgt_bpe"] = merges(tgt_bpe);
+  return meta;
 }
 
 void Translator::save(const std::string& path) const { nn::save(module(), path, metadata()); }
@@ -266,6 +290,18 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     for (const io::Json& t : list.as_array()) tokens.push_back(t.as_string());
     return data::Vocab::from_tokens(tokens);
   };
+  // A bpe side's merges ("e s", "es t", ...), checked line by line; none for the other kinds.
+  auto bpe = [&](const std::string& kind, const char* key) {
+    if (kind != "bpe") return data::Bpe();
+    const io::Json list = io::parse_json(entry(key));
+    std::vector<std::string> merges;
+    try {
+      for (const io::Json& m : list.as_array()) merges.push_back(m.as_string());
+      return data::Bpe(merges);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
+    }
+  };
   ModelConfig config;
   try {
     config = ModelConfig::from_json(io::parse_json(entry("seqgrad.config")));
@@ -284,7 +320,8 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   {
     const AllocationBudget limit(budget, cat("seqgrad: '", path, "': its configuration (", config.to_json().dump(),
                                              ") describes a model far larger than the tensors in the file; building it"));
-    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"));
+    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"),
+                                     bpe(config.src_tokens, "seqgrad.src_bpe"), bpe(config.tgt_tokens, "seqgrad.tgt_bpe"));
   }
   // A resumable checkpoint also holds the optimizer's buffers: load the model's names only.
   nn::load(t->module(), path, /*strict=*/meta.count("seqgrad.train_state") == 0);
@@ -296,13 +333,18 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
 // Scores
 
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam) {
+  // Scored on the target's tokens, but on words for a bpe target: a wrong word then counts
+  // once, however many pieces it has (as BLEU is reported after BPE is undone).
+  auto tokens = [&t](const std::string& text) {
+    return t.config.tgt_tokens == "bpe" ? data::split_whitespace(text) : t.target_tokens(text);
+  };
   std::vector<std::string> sources;
   std::vector<data::Tokens> refs, hyps;
   for (const data::Pair& p : pairs) {
     sources.push_back(p.source);
-    refs.push_back(t.target_tokens(p.target));
+    refs.push_back(tokens(p.target));
   }
-  for (const std::string& h : t.translate(sources, beam)) hyps.push_back(t.target_tokens(h));
+  for (const std::string& h : t.translate(sources, beam)) hyps.push_back(tokens(h));
   return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
 }
 

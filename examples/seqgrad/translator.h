@@ -3,7 +3,8 @@
 // A Translator owns a model (plain seq2seq, attention seq2seq, GNMT or Transformer), its two
 // vocabularies and its configuration, and can compute a training loss, translate text, return
 // an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
-// the configuration and both vocabularies, so the checkpoint alone is enough to translate.
+// the configuration, both vocabularies and the merges of a bpe side, so the checkpoint alone is
+// enough to translate.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/bpe.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/vocab.h"
@@ -28,7 +30,7 @@ namespace seqgrad::cli {
 inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "gnmt", "transformer"};
 inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive",
                                                   "scaled-dot", "cosine", "mlp", "location"};
-inline const std::vector<std::string> kTokenizerNames{"space", "char"};
+inline const std::vector<std::string> kTokenizerNames{"space", "char", "bpe"};
 inline const std::vector<std::string> kDecoderNames{"luong", "bahdanau"};
 inline const std::vector<std::string> kWindowNames{"global", "local-p", "local-m"};
 inline const std::vector<std::string> kContextNames{"last", "mean", "max"};
@@ -49,7 +51,7 @@ struct ModelConfig {
   bool hard_attention = false;  // -attn models: read one sampled position per step (REINFORCE)
   bool reverse_source = false;  // plain seq2seq: the encoder reads the source backwards
   bool residual = true;         // gnmt: residual connections from layer 3 on
-  std::string src_tokens = "space", tgt_tokens = "space";  // space | char
+  std::string src_tokens = "space", tgt_tokens = "space";  // space | char | bpe
 
   io::Json to_json() const;
   // Checks every field against the range seqgrad train accepts, naming the field.
@@ -60,9 +62,16 @@ struct ModelConfig {
 // model" (a_name = "the flags", b_name = "the model"), or "" when they are the same.
 std::string first_difference(const ModelConfig& a, const ModelConfig& b, const char* a_name, const char* b_name);
 
+// One side's text as tokens, and tokens back as text, for each --src-tokens/--tgt-tokens kind:
+// space (words), char (UTF-8 characters) or bpe (pieces by that side's merges, data/bpe.h).
+std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe);
+std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind);
+
 class Translator {
  public:
-  Translator(const ModelConfig& config, data::Vocab src_vocab, data::Vocab tgt_vocab);
+  // The merges are those of the bpe sides (none for the others).
+  Translator(const ModelConfig& config, data::Vocab src_vocab, data::Vocab tgt_vocab, data::Bpe src_bpe = {},
+             data::Bpe tgt_bpe = {});
 
   nn::Module& module();
   const nn::Module& module() const;
@@ -86,8 +95,11 @@ class Translator {
   std::vector<std::string> source_tokens(const std::string& text) const;
   std::vector<std::string> target_tokens(const std::string& text) const;
   std::string target_text(const std::vector<int64_t>& ids) const;
+  // Sentence pairs as ids, tokenised as this model's sides are.
+  data::EncodedPairs encode_pairs(const std::vector<data::Pair>& pairs) const;
 
-  // What makes a checkpoint self-contained: the format, the configuration, both vocabularies.
+  // What makes a checkpoint self-contained: the format, the configuration, both vocabularies
+  // and the merges of a bpe side ("seqgrad.src_bpe": ["e s", "es t", ...]).
   std::map<std::string, std::string> metadata() const;
   void save(const std::string& path) const;
   // Reads a checkpoint written by save() (or a resumable one written by seqgrad train, whose
@@ -96,6 +108,7 @@ class Translator {
 
   ModelConfig config;
   data::Vocab src_vocab, tgt_vocab;
+  data::Bpe src_bpe, tgt_bpe;
   // Hard attention's training state, saved in resume files so a resumed run samples the same
   // positions: the sampler's random state, and REINFORCE's running baseline (-1: none yet).
   std::string hard_sampler_state() const;
@@ -103,8 +116,6 @@ class Translator {
   real reinforce_baseline = -1;
 
  private:
-  data::Tokenization src_tok() const;
-  data::Tokenization tgt_tok() const;
   // The model, whichever kind: everything after construction goes through the decoding
   // interface (nn/encoder_decoder.h), with no switch over kinds.
   std::shared_ptr<nn::Module> module_;
@@ -112,7 +123,7 @@ class Translator {
 };
 
 // How well a model translates `pairs` (greedy, or beam search with beam > 1): exact match,
-// token error rate and BLEU, as `seqgrad eval` prints them.
+// token error rate and BLEU (over words when the target is bpe), as `seqgrad eval` prints them.
 struct Scores {
   double exact = 0, ter = 0, bleu = 0;
 };

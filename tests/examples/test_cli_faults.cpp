@@ -186,7 +186,7 @@ TEST_CASE("seqgrad translate: a checkpoint's configuration is checked before the
   refused("layers", "10000000", "the model configuration's 'layers' must be a whole number from 1 to 12, got 10000000");
   refused("hidden", "-1", "the model configuration's 'hidden' must be a whole number from 1 to 4096, got -1");
   refused("dim", "2.5", "the model configuration's 'dim' must be a whole number from 1 to 4096, got 2.5");
-  refused("src_tokens", "\"bogus\"", "the model configuration's 'src_tokens' must be one of space, char; got \"bogus\"");
+  refused("src_tokens", "\"bogus\"", "the model configuration's 'src_tokens' must be one of space, char, bpe; got \"bogus\"");
   refused("model", "\"bogus\"",
           "the model configuration's 'model' must be one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer; got \"bogus\"");
   refused("heads", "", "the model configuration has no 'heads'");
