@@ -187,6 +187,7 @@ class Learner {
     }
   }
 
+  // [docs:bpe_merge]
   // Merges every occurrence of the pair `key` in every word that holds it.
   void merge(PairKey key, int64_t merge_number) {
     const int32_t a = left_of(key), b = right_of(key);
@@ -206,6 +207,7 @@ class Learner {
     }
     apply(delta);
   }
+  // [docs:end]
 
   std::vector<std::string> symbols_;  // id -> text
   std::unordered_map<std::string, int32_t> symbol_id_;
@@ -291,6 +293,7 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces)
       return;
     }
   }
+  // [docs:bpe_encode_word]
   // Merge the adjacent pair learned earliest, everywhere in the word, until no adjacent pair
   // was learned: the order of learning, replayed on this one word. A character that no merge
   // names gets the id -1 - its position (it keeps its text in `chars`, and merges with nothing).
@@ -314,6 +317,7 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces)
     if (best == nullptr) break;
     merge_pair(ids, left_of(best_pair), right_of(best_pair), best->merged);
   }
+  // [docs:end]
   std::vector<std::string> symbols;
   for (const int32_t id : ids) symbols.push_back(id >= 0 ? symbols_[static_cast<size_t>(id)] : chars[static_cast<size_t>(-1 - id)]);
   pieces.insert(pieces.end(), symbols.begin(), symbols.end());
