@@ -1,26 +1,22 @@
 // bench/bench_bpe.cpp - how long byte-pair encoding takes to learn and to apply on a corpus.
 //
-// For each side of a TSV corpus: counting its words, learning the merges (data/bpe.h: a word
-// table and pair counts kept up to date, not a pass over the corpus per merge), and encoding
-// every sentence with them (a cold cache, so each distinct word is worked out once). One
-// thread, one run each; the time is the processor time this process used (std::clock), which a
-// busy machine disturbs less than the time on the wall. The toy grammar has a few dozen distinct words; `--zipf N`
-// times N generated sentences whose words are drawn from 500,000 made-up ones (syllables
-// spelled from the word's rank) with Zipf's law, as in natural text, where a corpus of 100k
-// sentences has tens of thousands of distinct words.
+// For each side of a TSV corpus: counting its words, learning the merges (data/bpe.h), and
+// encoding every sentence (a cold cache: each distinct word is worked out once). One thread,
+// one run each, in processor time (std::clock), which a busy machine disturbs less than wall
+// time. The toy grammar has a few dozen distinct words; `--zipf N` makes up N sentences whose
+// words follow Zipf's law over 500,000 made-up ones, as natural text does.
 //   build/seqgrad data --task en-fr --n 100000 > /tmp/enfr.tsv
 //   make build/bench_bpe && build/bench_bpe /tmp/enfr.tsv [MERGES, default 8000]
 //   build/bench_bpe --zipf 1000000 [MERGES]
 #include <cmath>
-#include <ctime>
 #include <cstdio>
-#include <cstdlib>
+#include <ctime>
 #include <exception>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "data/bpe.h"
 #include "data/corpus.h"
 #include "tensor/random.h"
@@ -85,39 +81,25 @@ std::vector<std::string> zipf_sentences(int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 4) {
-    std::fprintf(stderr, "usage: bench_bpe CORPUS.tsv [MERGES]  or  bench_bpe --zipf N [MERGES]\n");
-    return 2;
-  }
-  const bool zipf = std::string(argv[1]) == "--zipf";
   try {
-    // A whole number >= 0 from argv[i], or `fallback` when there is none.
-    auto count = [&](int i, long long fallback) {
-      if (i >= argc) return fallback;
-      char* end = nullptr;
-      const long long v = std::strtoll(argv[i], &end, 10);
-      if (*end != '\0' || v < 0) throw std::invalid_argument(std::string("expected a whole number >= 0, got '") + argv[i] + "'");
-      return v;
-    };
-    if (zipf) {
-      const int64_t n = count(2, 100000), merges = count(3, data::kDefaultBpeMerges);
+    const bench::BpeBenchFlags flags = bench::parse_bpe_bench_flags({argv + 1, argv + argc}, data::kDefaultBpeMerges);
+    if (flags.zipf > 0) {
       const std::clock_t t0 = std::clock();
-      const std::vector<std::string> sentences = zipf_sentences(n);
-      std::printf("made %lld sentences in %.2f s\n", static_cast<long long>(n), seconds_since(t0));
-      bench_side("zipf", sentences, merges);
+      const std::vector<std::string> sentences = zipf_sentences(flags.zipf);
+      std::printf("made %lld sentences in %.2f s\n", static_cast<long long>(flags.zipf), seconds_since(t0));
+      bench_side("zipf", sentences, flags.merges);
       return 0;
     }
-    const long long merges = count(2, data::kDefaultBpeMerges);
     const std::clock_t t0 = std::clock();
-    const std::vector<data::Pair> pairs = data::read_tsv_file(argv[1]);
+    const std::vector<data::Pair> pairs = data::read_tsv_file(flags.corpus);
     std::printf("read %zu pairs in %.2f s\n", pairs.size(), seconds_since(t0));
     std::vector<std::string> src, tgt;
     for (const data::Pair& p : pairs) {
       src.push_back(p.source);
       tgt.push_back(p.target);
     }
-    bench_side("source", src, merges);
-    bench_side("target", tgt, merges);
+    bench_side("source", src, flags.merges);
+    bench_side("target", tgt, flags.merges);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_bpe: %s\n", e.what());
     return 2;

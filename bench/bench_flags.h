@@ -1,8 +1,9 @@
-// bench/bench_flags.h - the command lines of bench_train and bench_cores, parsed apart from
-// running them, so that tests/bench/test_bench_flags.cpp can pin every message a mistyped flag
-// gets.
+// bench/bench_flags.h - the command lines of bench_train, bench_cores and bench_bpe, parsed
+// apart from running them, so that tests/bench/test_bench_flags.cpp can pin every message a
+// mistyped flag gets.
 //   bench_train --workload lstm_attn|transformer  --threads T or T1,T2,...  --steps N  --warmup W  --decode
 //   bench_cores [--threads T]
+//   bench_bpe CORPUS.tsv [MERGES]   or   bench_bpe --zipf N [MERGES]
 #pragma once
 
 #include <algorithm>
@@ -96,6 +97,31 @@ inline int64_t parse_cores_flags(const std::vector<std::string>& args) {
     if (threads > 256) detail::fail("--threads expects at most 256 threads, got '" + value + "'");
   }
   return threads;
+}
+
+// bench_bpe: a TSV corpus, or --zipf N made-up sentences; then the merges to learn.
+struct BpeBenchFlags {
+  std::string corpus;  // "" with --zipf
+  int64_t zipf = 0;    // sentences to make up
+  int64_t merges = 0;
+};
+
+inline BpeBenchFlags parse_bpe_bench_flags(const std::vector<std::string>& args, int64_t default_merges) {
+  BpeBenchFlags f;
+  f.merges = default_merges;
+  const bool zipf = !args.empty() && args[0] == "--zipf";
+  const size_t need = zipf ? 2 : 1;  // words before MERGES
+  if (args.size() < need || args.size() > need + 1)
+    detail::fail("expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got " + std::to_string(args.size()) +
+                 (args.size() == 1 ? " argument" : " arguments"));
+  if (zipf) {
+    f.zipf = detail::parse_count("--zipf", args[1], 1);
+  } else {
+    if (args[0].rfind("--", 0) == 0) detail::fail("unknown flag '" + args[0] + "'");
+    f.corpus = args[0];
+  }
+  if (args.size() == need + 1) f.merges = detail::parse_count("MERGES", args[need], 0);
+  return f;
 }
 
 }  // namespace seqgrad::bench

@@ -1,5 +1,5 @@
-// tests/bench/test_bench_flags.cpp - bench_train's and bench_cores's command lines: what each
-// flag accepts, and the message each mistake gets (bench/bench_flags.h).
+// tests/bench/test_bench_flags.cpp - bench_train's, bench_cores's and bench_bpe's command lines:
+// what each flag accepts, and the message each mistake gets (bench/bench_flags.h).
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -71,4 +71,25 @@ TEST_CASE("bench_cores flags: a thread count, 2 by default, and each mistake nam
   CHECK(message({"--threads", "0"}) == "--threads expects a whole number >= 1, got '0'");
   CHECK(message({"--threads", "two"}) == "--threads expects a whole number >= 1, got 'two'");
   CHECK(message({"--threads", "300"}) == "--threads expects at most 256 threads, got '300'");
+}
+
+TEST_CASE("bench_bpe flags: a corpus or --zipf N, then the merges; each mistake named") {
+  using seqgrad::bench::parse_bpe_bench_flags;
+  const auto corpus = parse_bpe_bench_flags({"c.tsv"}, 8000);
+  CHECK(corpus.corpus == "c.tsv");
+  CHECK(corpus.zipf == 0);
+  CHECK(corpus.merges == 8000);
+  const auto zipf = parse_bpe_bench_flags({"--zipf", "1000", "50"}, 8000);
+  CHECK(zipf.corpus.empty());
+  CHECK(zipf.zipf == 1000);
+  CHECK(zipf.merges == 50);
+  auto message = [](const std::vector<std::string>& args) {
+    return message_of([](const std::vector<std::string>& a) { return parse_bpe_bench_flags(a, 8000); }, args);
+  };
+  CHECK(message({}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 0 arguments");
+  CHECK(message({"c.tsv", "10", "20"}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 3 arguments");
+  CHECK(message({"--zipf"}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 1 argument");
+  CHECK(message({"--zipf", "0"}) == "--zipf expects a whole number >= 1, got '0'");
+  CHECK(message({"c.tsv", "-5"}) == "MERGES expects a whole number >= 0, got '-5'");
+  CHECK(message({"--help"}) == "unknown flag '--help'");
 }
