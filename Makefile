@@ -12,6 +12,7 @@
 #   make soak         the memory soak test, EPOCHS=20 and 10x that
 #   make bench        benchmark programs (build/bench_*)
 #   make check-docs   check that the code and output quoted in docs/ match the sources
+#   make exercises-verify  every coursework check fails on its stub and passes with its solution
 #   make demo         train a small Transformer translator (about a minute) and show what it does
 #   make clean
 #
@@ -79,7 +80,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs clean
+.PHONY: all lib examples test run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs exercises-verify clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -200,6 +201,11 @@ bench: $(BENCHES)
 # Code and program output shown in docs/ must equal the sources and real runs (docs/check_docs.sh).
 check-docs: examples
 	@sh docs/check_docs.sh
+
+# The coursework (exercises/, docs/13-exercises.md) proves itself: each check must fail on the
+# untouched stub and pass with the reference solution in exercises/solutions/.
+exercises-verify: lib
+	@$(MAKE) --no-print-directory -C exercises verify
 
 # The front door: a small Transformer learns toy English -> Chinese in about a minute, then
 # translates sentences it has never seen and draws what it attends to.
