@@ -1,0 +1,66 @@
+// exercises/15_rotary_positions/check.cpp - make -C exercises check EX=15
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "exercise.h"
+#include "nn/positional.h"
+
+using namespace seqgrad;
+
+namespace {
+double max_diff(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return 1e30;
+  return max(abs(a - b)).item();
+}
+}  // namespace
+
+TEST_CASE("15: by hand: C = 2 turns (1, 0) by one radian per position") {
+  // w_0 = 1: row t of the output is (cos t, sin t); with offset 3 it starts at angle 3.
+  const Variable x(from_vector({1, 0, 1, 0, 1, 0}, {3, 2}), /*requires_grad=*/true);
+  const Variable y = rotary(x);
+  CHECK(y.op() == "rotary");
+  CHECK(max_diff(y.value(), from_vector({1, 0, std::cos(1.0f), std::sin(1.0f), std::cos(2.0f), std::sin(2.0f)}, {3, 2})) <
+        1e-5);
+  const Tensor z = rotary(x, /*offset=*/3).value();
+  CHECK(max_diff(z, from_vector({std::cos(3.0f), std::sin(3.0f), std::cos(4.0f), std::sin(4.0f), std::cos(5.0f),
+                                 std::sin(5.0f)}, {3, 2})) < 1e-5);
+}
+
+TEST_CASE("15: the angles are the sinusoidal table's: the pair (0, 1) becomes (-PE_2i, PE_2i+1)") {
+  const int64_t T = 20, C = 8;
+  Tensor x = zeros({T, C});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < C / 2; ++i) x.at({t, 2 * i + 1}) = 1;  // (0, 1) -> (-sin, cos)
+  const Tensor y = rotary(Variable(x)).value();
+  const Tensor pe = nn::sinusoidal_table(T, C);  // (sin, cos) pairs
+  REQUIRE(y.shape() == pe.shape());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < C; ++j) {
+      CAPTURE(t);
+      CAPTURE(j);
+      CHECK(y.at({t, j}) == doctest::Approx(j % 2 == 0 ? -pe.at({t, j}) : pe.at({t, j})).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("15: q_m . k_n depends only on m - n, and lengths are kept") {
+  manual_seed(15);
+  const Tensor q = randn({2, 2, 5, 6}), k = randn({2, 2, 7, 6});  // (B, NH, T, HS)
+  const Tensor scores = matmul(rotary(Variable(q)).value(), rotary(Variable(k)).value(), false, true);
+  // Every position moved on by 11: the same scores.
+  const Tensor moved = matmul(rotary(Variable(q), 11).value(), rotary(Variable(k), 11).value(), false, true);
+  CHECK(max_diff(scores, moved) < 1e-3);
+  // ... but not if only the queries move.
+  CHECK(max_diff(scores, matmul(rotary(Variable(q), 11).value(), rotary(Variable(k)).value(), false, true)) > 1e-2);
+  // A rotation keeps every pair's length, so every row's.
+  const Tensor r = rotary(Variable(q), 4).value();
+  CHECK(max_diff(sum(r * r, -1), sum(q * q, -1)) < 1e-4);
+}
+
+TEST_CASE("15: gradcheck; an odd C is refused") {
+  manual_seed(16);
+  const GradcheckResult r = gradcheck([](const std::vector<Variable>& v) { return rotary(v[0], 2); },
+                                      {randn({2, 3, 4, 6})});
+  CHECK_MESSAGE(r.ok, r.message);
+  CHECK_THROWS_AS(rotary(Variable(zeros({3, 5}))), std::invalid_argument);
+}
