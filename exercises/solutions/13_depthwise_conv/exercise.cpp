@@ -81,3 +81,6 @@ Variable depthwise_conv2d(const Variable& x, const Variable& weight, const Varia
     if (has_bias && n.needs_grad(2)) n.add_grad(2, sum(dy, {0, 2, 3}));
   });
 }
+// The question: per output position, a full k x k convolution from C to C channels does
+// k^2 C^2 multiplications; depthwise (k^2 C) then a 1x1 convolution (C^2) does k^2 C + C^2,
+// a fraction 1 / C + 1 / k^2 of it: for k = 3 and C = 256, about 8.7 times fewer.
