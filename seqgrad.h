@@ -35,6 +35,7 @@
 #include "nn/attention_seq2seq.h"
 #include "nn/batchnorm.h"
 #include "nn/checkpoint.h"
+#include "nn/cnn_encoder.h"
 #include "nn/conv.h"
 #include "nn/decoding.h"
 #include "nn/din.h"
@@ -42,6 +43,7 @@
 #include "nn/embedding.h"
 #include "nn/gnmt.h"
 #include "nn/gru.h"
+#include "nn/image_to_text.h"
 #include "nn/init.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
@@ -72,6 +74,7 @@
 #include "data/vocab.h"
 
 #include "viz/heatmap.h"
+#include "viz/image_attention.h"
 #include "viz/plot.h"
 #include "viz/progress.h"
 #include "viz/svg.h"

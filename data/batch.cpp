@@ -19,24 +19,36 @@ Tensor pad_sequences(const std::vector<std::vector<int64_t>>& sequences, int64_t
   return out;
 }
 
+TeacherForcing teacher_forcing(const std::vector<std::vector<int64_t>>& tgt) {
+  check(!tgt.empty(), "teacher_forcing: expected at least one target, got none");
+  TeacherForcing t;
+  std::vector<std::vector<int64_t>> tin, tout;
+  for (const std::vector<int64_t>& y : tgt) {
+    std::vector<int64_t> in{Vocab::kBos}, out = y;
+    in.insert(in.end(), y.begin(), y.end());
+    out.push_back(Vocab::kEos);
+    t.tgt_lengths.push_back(static_cast<int64_t>(out.size()));
+    tin.push_back(in);
+    tout.push_back(out);
+  }
+  t.tgt_in = pad_sequences(tin);
+  t.tgt_out = pad_sequences(tout);
+  return t;
+}
+
 Batch make_batch(const std::vector<std::vector<int64_t>>& src, const std::vector<std::vector<int64_t>>& tgt) {
   check(!src.empty() && src.size() == tgt.size(), "make_batch: expected as many targets as sources (and at least one), got ",
         src.size(), " and ", tgt.size());
   Batch b;
-  std::vector<std::vector<int64_t>> tin, tout;
   for (size_t i = 0; i < src.size(); ++i) {
     check(!src[i].empty(), "make_batch: source ", i, " is empty");
     b.src_lengths.push_back(static_cast<int64_t>(src[i].size()));
-    std::vector<int64_t> in{Vocab::kBos}, out = tgt[i];
-    in.insert(in.end(), tgt[i].begin(), tgt[i].end());
-    out.push_back(Vocab::kEos);
-    b.tgt_lengths.push_back(static_cast<int64_t>(out.size()));
-    tin.push_back(in);
-    tout.push_back(out);
   }
+  TeacherForcing t = teacher_forcing(tgt);
   b.src = pad_sequences(src);
-  b.tgt_in = pad_sequences(tin);
-  b.tgt_out = pad_sequences(tout);
+  b.tgt_in = t.tgt_in;
+  b.tgt_out = t.tgt_out;
+  b.tgt_lengths = std::move(t.tgt_lengths);
   return b;
 }
 

@@ -27,6 +27,15 @@ struct Batch {
   int64_t size() const { return src.size(0); }
 };
 
+// The target side alone, for a source that is not a token sequence (an image): plain ids ->
+// tgt_in <bos> y and tgt_out y <eos>, each (B, T) padded, and the lengths (counting <eos>).
+//   teacher_forcing({{9, 10}}).tgt_in == [[1, 9, 10]], .tgt_out == [[9, 10, 2]]
+struct TeacherForcing {
+  Tensor tgt_in, tgt_out;            // (B, T)
+  std::vector<int64_t> tgt_lengths;
+};
+TeacherForcing teacher_forcing(const std::vector<std::vector<int64_t>>& tgt);
+
 // src and tgt hold plain token ids (no <bos>/<eos>); empty sources are not allowed.
 Batch make_batch(const std::vector<std::vector<int64_t>>& src, const std::vector<std::vector<int64_t>>& tgt);
 

@@ -7,7 +7,7 @@
 // That is exactly a convolution with kernel size p and stride p (no overlap, no padding): one
 // output position per patch, the same weights at every position. What this is not: a general
 // convolution (overlapping windows, padding, several input channels). Add the grid positions
-// with SinusoidalPositionalEncoding2d (positional.h). Read next: examples/11_attention_ocr.
+// with SinusoidalPositionalEncoding2d (positional.h). Read next: cnn_encoder.h (overlapping windows).
 #pragma once
 
 #include <cstdint>

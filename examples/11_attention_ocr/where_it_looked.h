@@ -1,20 +1,40 @@
-// examples/11_attention_ocr/where_it_looked.h - where each output character of the reader
-// attended: a check against where its glyph was drawn, and a picture of it under the image.
+// examples/11_attention_ocr/where_it_looked.h - scoring the reader: how many strings and
+// characters it read right, whether each character looked where its glyph was drawn, and a
+// picture of where it looked, laid over the image. Shared by the example and its test
+// (tests/examples/test_attention_ocr.cpp).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "data/images.h"
+#include "nn/image_to_text.h"
 #include "tensor/check.h"
+#include "tensor/shape_ops.h"
 #include "tensor/tensor.h"
-#include "viz/heatmap.h"
+#include "viz/image_attention.h"
 
 namespace seqgrad {
 
-// Did character t look where it was drawn? The grid column with the most attention (summed over
-// the rows) must overlap the glyph's pixel columns [left, left + 3).
-inline bool looked_at_glyph(const Tensor& weights, int64_t left, int64_t rows, int64_t cols, int64_t patch) {
+// Output tokens: <pad> 0, <bos> 1, <eos> 2, digit d is 3 + d.
+inline std::vector<int64_t> digit_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  for (char ch : text) ids.push_back(3 + ch - '0');
+  return ids;
+}
+
+// Token ids back to the digit string; anything but a digit reads as '?'.
+inline std::string digits_of(const std::vector<int64_t>& tokens) {
+  std::string s;
+  for (int64_t id : tokens) s += id >= 3 && id <= 12 ? static_cast<char>('0' + id - 3) : '?';
+  return s;
+}
+
+// Did a character look where it was drawn? The grid column with the most attention (summed
+// over the rows) must overlap the glyph's pixel columns [left, left + 3). Grid column j covers
+// pixel columns [j W / cols, (j + 1) W / cols), W = width.
+inline bool looked_at_glyph(const Tensor& weights, int64_t left, int64_t rows, int64_t cols, int64_t width) {
   int64_t best = 0;
   double best_mass = -1;
   for (int64_t j = 0; j < cols; ++j) {
@@ -22,25 +42,45 @@ inline bool looked_at_glyph(const Tensor& weights, int64_t left, int64_t rows, i
     for (int64_t i = 0; i < rows; ++i) mass += weights.data()[i * cols + j];
     if (mass > best_mass) best_mass = mass, best = j;
   }
-  return best * patch < left + data::kGlyphWidth && left < (best + 1) * patch;
+  return best * width < (left + data::kGlyphWidth) * cols && left * cols < (best + 1) * width;
 }
 
-// The image and, under it, where each output character attended: the grid of weights blown up
-// to pixels (every p x p patch shares its weight), so both line up column for column.
-inline void draw_attention(const Tensor& image, const std::string& text, const std::vector<Tensor>& weights, int64_t patch,
-                           const std::string& path) {
-  const int64_t H = image.size(0), W = image.size(1), cols = W / patch;
-  const std::vector<std::string> no_rows(H, ""), no_cols(W, "");
-  viz::HeatmapGrid grid(/*columns=*/1);
-  grid.add(viz::Heatmap(no_rows, no_cols, image).set_title("input image").set_cell_size(10));
-  for (size_t t = 0; t < weights.size(); ++t) {
-    Tensor pixels = Tensor::empty({H, W});
-    for (int64_t y = 0; y < H; ++y)
-      for (int64_t x = 0; x < W; ++x) pixels.at({y, x}) = weights[t].data()[(y / patch) * cols + x / patch];
-    const std::string what = t < text.size() ? cat("'", text[t], "'") : std::string("<eos>");
-    grid.add(viz::Heatmap(no_rows, no_cols, pixels).set_title(cat("step ", t + 1, ": ", what)).set_cell_size(10));
+struct OcrScore {
+  double sequence_accuracy = 0, character_accuracy = 0;
+  int64_t right = 0, on_glyph = 0;  // correct characters, and those that looked at their glyph
+};
+
+// texts[k] is what readings[k] wrote for image k of `truth`; the weights (steps, rows * cols).
+inline OcrScore score_readings(const std::vector<nn::ImageReading>& readings, const std::vector<std::string>& texts,
+                               const data::DigitImages& truth, int64_t rows, int64_t cols) {
+  OcrScore s;
+  int64_t exact = 0, chars = 0;
+  const int64_t n = static_cast<int64_t>(readings.size()), width = truth.images.size(2);
+  for (int64_t k = 0; k < n; ++k) {
+    exact += texts[k] == truth.texts[k];
+    chars += static_cast<int64_t>(truth.texts[k].size());
+    for (size_t t = 0; t < std::min(texts[k].size(), truth.texts[k].size()); ++t) {
+      if (texts[k][t] != truth.texts[k][t]) continue;
+      ++s.right;
+      const Tensor w = slice(readings[k].weights, 0, static_cast<int64_t>(t), static_cast<int64_t>(t) + 1);
+      s.on_glyph += looked_at_glyph(w, truth.left[k][t], rows, cols, width);
+    }
   }
-  grid.set_title("Where each output character attended (darker = more weight)").save(path);
+  s.sequence_accuracy = static_cast<double>(exact) / static_cast<double>(n);
+  s.character_accuracy = static_cast<double>(s.right) / static_cast<double>(chars);
+  return s;
+}
+
+// The image, once per output step, with that step's attention over the grid laid on top of it.
+// image (H, W), weights (steps, rows, cols): one step per character of `text`, then <eos>.
+inline void draw_attention(const Tensor& image, const std::string& text, const Tensor& weights, const std::string& path) {
+  std::vector<std::string> labels;
+  for (int64_t t = 0; t < weights.size(0); ++t)
+    labels.push_back(t < static_cast<int64_t>(text.size()) ? cat("step ", t + 1, ": '", text[t], "'")
+                                                           : cat("step ", t + 1, ": <eos>"));
+  viz::ImageAttention(image, labels, weights)
+      .set_title("Where each output character attended (orange = more weight)")
+      .save(path);
 }
 
 }  // namespace seqgrad

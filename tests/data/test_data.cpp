@@ -90,6 +90,12 @@ TEST_CASE("batches: padding, the teacher-forcing shift, lengths") {
   CHECK(b.tgt_out.to_vector() == std::vector<real>{9, 10, 2, 0, 11, 12, 13, 2});
   CHECK(b.tgt_lengths == std::vector<int64_t>{3, 4});
   CHECK_THROWS_WITH_AS(make_batch({{}}, {{1}}), "make_batch: source 0 is empty", std::invalid_argument);
+  // The target side alone, for a source that is an image.
+  const TeacherForcing t = teacher_forcing({{9, 10}, {11, 12, 13}});
+  CHECK(t.tgt_in.to_vector() == b.tgt_in.to_vector());
+  CHECK(t.tgt_out.to_vector() == b.tgt_out.to_vector());
+  CHECK(t.tgt_lengths == b.tgt_lengths);
+  CHECK_THROWS_WITH_AS(teacher_forcing({}), "teacher_forcing: expected at least one target, got none", std::invalid_argument);
 }
 
 TEST_CASE("make_batches: every example exactly once; bucketing cuts padding") {

@@ -1,0 +1,77 @@
+// nn/image_to_text.h - ImageToText: a CNN encoder and an LSTM decoder that attends over the
+// image's grid, writing one token per step (attention OCR; image captioning).
+//
+// The decoder of "Attention-based Extraction of Structured Information from Street View
+// Imagery" (Wojna et al., 2017). With f_s the memory vectors (cnn_encoder.h), s_t the LSTM state:
+//   (o_t, s_t) = LSTM([E y_{t-1}; u_{t-1}], s_{t-1})       the previous token and glimpse in
+//   a_t        = softmax_s( v^T tanh(W_s s_t + W_f f_s) )   where to look (the additive score)
+//   u_t        = sum_s a_ts f_s                              what it sees there
+//   logits_t   = W_o [o_t; u_t]                              the next token
+// u_0 is the mean of the memory. With attention off, u_t is that mean at every step: the
+// decoder sees the whole image as one fixed vector, the encoder-decoder before attention.
+// "Show, attend and tell" (Xu et al., 2015) is the same loop, looking before the LSTM step.
+// What this is not: beam search (greedy reading only). Read first: cnn_encoder.h, attention.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/attention.h"
+#include "nn/cnn_encoder.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/lstm.h"
+#include "nn/module.h"
+
+namespace seqgrad::nn {
+
+struct ImageToTextOptions {
+  ImageToTextOptions(CnnEncoderOptions encoder, int64_t vocab_size) : encoder(std::move(encoder)), vocab_size(vocab_size) {}
+  CnnEncoderOptions encoder;
+  int64_t vocab_size;           // V: output tokens, <pad> <bos> <eos> included
+  int64_t embed_dim = 16;       // E y
+  int64_t hidden_size = 64;     // H: the LSTM state s_t
+  int64_t attention_size = 64;  // the width of tanh(W_s s + W_f f)
+  bool attention = true;        // false: u_t = the mean of the memory at every step
+  ScoreKind score = ScoreKind::Additive;  // the article's; any of attention.h's scores fits
+
+  ImageToTextOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
+  ImageToTextOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
+  ImageToTextOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
+  ImageToTextOptions& with_attention(bool v) { attention = v; return *this; }
+  ImageToTextOptions& with_score(ScoreKind v) { score = v; return *this; }
+};
+
+// One image read greedily: the tokens without <bos>/<eos>, and where each step looked.
+struct ImageReading {
+  std::vector<int64_t> tokens;
+  Tensor weights;  // (steps, S): row t is a_t of the step that wrote token t (the last: <eos>, if written)
+};
+
+class ImageToText : public Module {
+ public:
+  explicit ImageToText(const ImageToTextOptions& options);
+  std::string name() const override { return "ImageToText"; }
+  std::string extra_repr() const override;
+
+  // images (B, C_in, H, W) -> memory f (B, S, D)
+  Variable encode(const Tensor& images);
+  // One step: y_prev (B) ids; state and glimpse u (B, D) move on to s_t and u_t -> logits (B, V).
+  // If weights is given, it gets a_t (B, S) (with attention off: the uniform 1/S).
+  Variable step(const Tensor& y_prev, RNNState& state, Variable& u, const Variable& memory, Variable* weights = nullptr);
+  // Teacher forcing: images (B, C_in, H, W), tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V)
+  Variable forward(const Tensor& images, const Tensor& tgt_in);
+  // Greedy decoding from <bos> until <eos> or max_len tokens, without recording a graph.
+  std::vector<ImageReading> read(const Tensor& images, int64_t bos, int64_t eos, int64_t max_len);
+
+  ImageToTextOptions options;
+  std::shared_ptr<CnnEncoder> encoder;
+  std::shared_ptr<Embedding> embedding;
+  std::shared_ptr<LSTMCell> cell;
+  std::shared_ptr<AttentionScore> score;  // additive: v^T tanh(W s + U f + b)
+  std::shared_ptr<Linear> out;            // W_o on [o_t; u_t]
+};
+
+}  // namespace seqgrad::nn
