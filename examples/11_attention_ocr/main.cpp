@@ -67,22 +67,8 @@ Config parse(int argc, char** argv) {
   return c;
 }
 
-constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kVocab = 13;  // digit d is 3 + d (where_it_looked.h)
-
-// ===============================================================================================
-// Data: images (B, 1, H, W) and the teacher-forcing pair <bos> y -> y <eos>, padded
-
-struct Batch {
-  Tensor images;
-  data::TeacherForcing text;  // tgt_in, tgt_out (B, T)
-};
-
-Batch make_batch(const data::DigitImages& d, int64_t start, int64_t count) {
-  std::vector<std::vector<int64_t>> ids;
-  for (int64_t k = start; k < start + count; ++k) ids.push_back(digit_ids(d.texts[k]));
-  const int64_t H = d.images.size(1), W = d.images.size(2);
-  return {slice(d.images, 0, start, start + count).reshape({count, 1, H, W}), data::teacher_forcing(ids)};
-}
+// Output tokens: <pad> 0, <bos> 1, <eos> 2, digit d is 3 + d; batches: ocr_batch (where_it_looked.h).
+constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kVocab = 13;
 
 // ===============================================================================================
 // The model: 8 x 40 -> conv 3x3 (16) -> conv 3x3 stride 2 (32) -> conv 3x3 stride 2 (32):
@@ -122,7 +108,7 @@ int main(int argc, char** argv) {
       for (int64_t step = 1; step <= c.steps; ++step) {
         const data::DigitImages d =
             data::make_digit_images(data::DigitImageOptions(images).with_n(c.batch).with_seed(1000 + static_cast<uint64_t>(step)));
-        const Batch b = make_batch(d, 0, c.batch);
+        const OcrBatch b = ocr_batch(d);
         Variable loss = nn::cross_entropy(model.forward(b.images, b.text.tgt_in), b.text.tgt_out, loss_options);
         opt.zero_grad();
         loss.backward();
@@ -135,12 +121,8 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------------------------------------
     // Evaluation on held-out images
-    std::vector<nn::ImageReading> readings;
-    for (int64_t start = 0; start < c.test_images; start += 100) {
-      const int64_t n = std::min<int64_t>(100, c.test_images - start);
-      for (nn::ImageReading& r : model.read(make_batch(test, start, n).images, kBos, kEos, /*max_len=*/8))
-        readings.push_back(std::move(r));
-    }
+    const std::vector<nn::ImageReading> readings = model.read(ocr_batch(test).images, kBos, kEos,
+                                                             /*max_len=*/8);
     std::vector<std::string> texts;
     for (const nn::ImageReading& r : readings) texts.push_back(digits_of(r.tokens));
     const OcrScore s = score_readings(readings, texts, test, rows, cols);

@@ -1,13 +1,14 @@
-// examples/11_attention_ocr/where_it_looked.h - scoring the reader: how many strings and
-// characters it read right, whether each character looked where its glyph was drawn, and a
-// picture of where it looked, laid over the image. Shared by the example and its test
-// (tests/examples/test_attention_ocr.cpp).
+// examples/11_attention_ocr/where_it_looked.h - the reader's batches and its score: images and
+// the teacher-forcing pair, how many strings and characters it read right, whether each
+// character looked where its glyph was drawn, and a picture of where it looked, laid over the
+// image. Shared by the example and its test (tests/examples/test_attention_ocr.cpp).
 #pragma once
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "data/batch.h"
 #include "data/images.h"
 #include "nn/image_to_text.h"
 #include "tensor/check.h"
@@ -22,6 +23,18 @@ inline std::vector<int64_t> digit_ids(const std::string& text) {
   std::vector<int64_t> ids;
   for (char ch : text) ids.push_back(3 + ch - '0');
   return ids;
+}
+
+// Images (N, 1, H, W) and the teacher-forcing pair <bos> y -> y <eos>, padded (N, T).
+struct OcrBatch {
+  Tensor images;
+  data::TeacherForcing text;
+};
+inline OcrBatch ocr_batch(const data::DigitImages& d) {
+  std::vector<std::vector<int64_t>> ids;
+  for (const std::string& text : d.texts) ids.push_back(digit_ids(text));
+  const int64_t N = d.images.size(0), H = d.images.size(1), W = d.images.size(2);
+  return {d.images.reshape({N, 1, H, W}), data::teacher_forcing(ids)};
 }
 
 // Token ids back to the digit string; anything but a digit reads as '?'.

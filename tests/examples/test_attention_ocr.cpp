@@ -1,7 +1,6 @@
 // tests/examples/test_attention_ocr.cpp - example 11 at a small size: the CNN encoder and the
 // attention decoder (nn::ImageToText) learn to read short digit strings, and each correctly
 // read digit looks at its own glyph; the scoring helpers the example prints with.
-#include "data/batch.h"
 #include "data/images.h"
 #include "examples/11_attention_ocr/where_it_looked.h"
 #include "nn/loss.h"
@@ -9,22 +8,6 @@
 #include "tests/test_util.h"
 
 using namespace seqgrad;
-
-namespace {
-
-// Images (N, 1, H, W) and the teacher-forcing pair, as in the example.
-struct Pair {
-  Tensor images;
-  data::TeacherForcing text;
-};
-Pair teacher_forcing(const data::DigitImages& d) {
-  std::vector<std::vector<int64_t>> ids;
-  for (const std::string& text : d.texts) ids.push_back(digit_ids(text));
-  const int64_t N = d.images.size(0), H = d.images.size(1), W = d.images.size(2);
-  return {d.images.reshape({N, 1, H, W}), data::teacher_forcing(ids)};
-}
-
-}  // namespace
 
 TEST_CASE("looked_at_glyph and score_readings: the strongest grid column against the glyph's pixels") {
   // A 1 x 4 grid over a 12-pixel-wide image: column j covers pixels [3j, 3j + 3).
@@ -43,7 +26,7 @@ TEST_CASE("it learns: example 11's CNN and attention decoder read digit pairs an
   nn::ImageToText model(nn::ImageToTextOptions(encoder, 13).with_hidden_size(32).with_attention_size(32));
   nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.01)));
   for (int64_t step = 0; step < 600; ++step) {
-    const Pair b = teacher_forcing(data::make_digit_images(data::DigitImageOptions(images).with_n(32).with_seed(100 + step)));
+    const OcrBatch b = ocr_batch(data::make_digit_images(data::DigitImageOptions(images).with_n(32).with_seed(100 + step)));
     Variable loss = nn::cross_entropy(model.forward(b.images, b.text.tgt_in), b.text.tgt_out,
                                       nn::CrossEntropyOptions().with_ignore_index(0));
     opt.zero_grad();
@@ -52,7 +35,7 @@ TEST_CASE("it learns: example 11's CNN and attention decoder read digit pairs an
     opt.step();
   }
   const data::DigitImages test = data::make_digit_images(data::DigitImageOptions(images).with_n(200).with_seed(1));
-  const std::vector<nn::ImageReading> r = model.read(teacher_forcing(test).images, 1, 2, /*max_len=*/4);
+  const std::vector<nn::ImageReading> r = model.read(ocr_batch(test).images, 1, 2, /*max_len=*/4);
   std::vector<std::string> texts;
   for (const nn::ImageReading& one : r) texts.push_back(digits_of(one.tokens));
   const OcrScore s = score_readings(r, texts, test, /*rows=*/2, /*cols=*/4);
