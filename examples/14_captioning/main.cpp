@@ -3,7 +3,7 @@
 // New since 11: the decoder writes words, not characters, and what it must say depends on how
 // the objects stand to each other ("a red circle left of a blue square"). Each picture (2-3
 // shapes on a 3 x 3 board, data/scenes.h) goes through the same kind of CNN as example 11
-// (nn::CnnEncoder: a 6 x 6 grid of features with the 2-D positions concatenated), and the same
+// (nn::CnnEncoder: a 6 x 6 grid of features with one-hot row and column codes), and the same
 // attention LSTM decoder (nn::ImageToText) writes the caption one word per step. We score the
 // captions of held-out pictures with BLEU-4 and exact match, check that each colour and shape
 // word looked at its object, and draw the attention of each word over the picture (SVG).
