@@ -21,8 +21,8 @@ for bin in "$@"; do
     status=1
     continue
   fi
-  p=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) passed.*/\1/p')
-  f=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) failed.*/\1/p')
+  p=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) *passed.*/\1/p')
+  f=$(echo "$line" | sed -n 's/.*| *\([0-9]*\) *failed.*/\1/p')
   passed=$((passed + ${p:-0}))
   failed=$((failed + ${f:-0}))
   [ "$code" = 0 ] || status=1
