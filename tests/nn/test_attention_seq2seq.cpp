@@ -8,6 +8,7 @@
 #include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
+#include "tests/nn/learns_to_reverse.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -118,28 +119,7 @@ TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
   const auto tok = data::Tokenization::Space;
   const data::EncodedPairs enc = data::encode_pairs(pairs, vocab, tok, vocab, tok);
   nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(vocab.size(), vocab.size()).with_hidden_size(32).with_embed_dim(16));
-  nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.01)));
-  std::vector<int64_t> lengths;
-  for (const auto& s : enc.src) lengths.push_back(static_cast<int64_t>(s.size()));
-  int64_t step = 0;
-  for (uint64_t epoch = 0; step < 500; ++epoch)
-    for (const auto& idx : data::make_batches(lengths, 32, epoch)) {
-      if (++step > 500) break;
-      const data::Batch b = enc.batch(idx);
-      opt.zero_grad();
-      nn::cross_entropy(model.forward(b.src, b.src_lengths, b.tgt_in).logits, b.tgt_out,
-                        nn::CrossEntropyOptions().with_ignore_index(0))
-          .backward();
-      nn::clip_grad_norm(model.parameters(), 1);
-      opt.step();
-    }
-  model.eval();
-  std::vector<size_t> first(200);
-  for (size_t i = 0; i < first.size(); ++i) first[i] = i;
-  const data::Batch test = enc.batch(first);
-  const nn::DecodeResult d = nn::greedy_decode(model, test.src, test.src_lengths, nn::DecodeOptions().with_max_len(12));
-  int correct = 0;
-  for (size_t i = 0; i < first.size(); ++i) correct += d.tokens[i] == enc.tgt[i];
+  const int correct = testing::exact_after_training(model, enc, /*steps=*/500, /*max_len=*/12);
   INFO("exact match " << correct << " / 200");
   // 60% exact match; chance is (1/6)^length. Seeds 4 to 7 give 146 to 183 of 200: the exact
   // figure moves with any change in rounding, so the bar sits clear of that spread.

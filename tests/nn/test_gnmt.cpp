@@ -9,6 +9,7 @@
 #include "nn/gnmt.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
+#include "tests/nn/learns_to_reverse.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -135,28 +136,7 @@ TEST_CASE("it learns: a 3-layer GNMT reverses sequences of length 3-7") {
   const auto tok = data::Tokenization::Space;
   const data::EncodedPairs enc = data::encode_pairs(pairs, vocab, tok, vocab, tok);
   nn::GNMT model(nn::GNMTOptions(vocab.size(), vocab.size()).with_num_layers(3).with_hidden_size(32).with_embed_dim(16));
-  nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.01)));
-  std::vector<int64_t> lengths;
-  for (const auto& s : enc.src) lengths.push_back(static_cast<int64_t>(s.size()));
-  int64_t step = 0;
-  for (uint64_t epoch = 0; step < 200; ++epoch)
-    for (const auto& idx : data::make_batches(lengths, 32, epoch)) {
-      if (++step > 200) break;
-      const data::Batch b = enc.batch(idx);
-      opt.zero_grad();
-      nn::cross_entropy(model.forward(b.src, b.src_lengths, b.tgt_in).logits, b.tgt_out,
-                        nn::CrossEntropyOptions().with_ignore_index(0))
-          .backward();
-      nn::clip_grad_norm(model.parameters(), 1);
-      opt.step();
-    }
-  model.eval();
-  std::vector<size_t> first(200);
-  for (size_t i = 0; i < first.size(); ++i) first[i] = i;
-  const data::Batch test = enc.batch(first);
-  const nn::DecodeResult d = nn::greedy_decode(model, test.src, test.src_lengths, nn::DecodeOptions().with_max_len(9));
-  int correct = 0;
-  for (size_t i = 0; i < first.size(); ++i) correct += d.tokens[i] == enc.tgt[i];
+  const int correct = testing::exact_after_training(model, enc, /*steps=*/200, /*max_len=*/9);
   INFO("exact match " << correct << " / 200");
   // Half right; chance is (1/6)^length. This seed gives 141 of 200 (the figure moves with any
   // change in rounding, so the bar sits well below it).
