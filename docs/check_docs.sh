@@ -18,6 +18,7 @@
 # bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
 # Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist,
 # and every file in architecture.md's "Where is each concept" table must exist.
+# Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms.
 # POSIX sh, awk, grep, sed, diff and cmp only.
 
 set -u
@@ -28,7 +29,7 @@ files=""
 for arg in "$@"; do
   case "$arg" in
     --update) update=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check_docs: unknown flag '$arg'; expected --update or chapter files" >&2; exit 2 ;;
     *) files="$files $arg" ;;
   esac
@@ -251,6 +252,18 @@ done
 if [ -s "$tmp/badlinks" ]; then
   problems=$((problems + $(wc -l < "$tmp/badlinks")))
 fi
+
+# Every chapter links to the glossary (English <-> Chinese terms): readers of the Chinese
+# articles look a term up from wherever they are.
+for md in $files; do
+  case "$md" in
+    docs/[0-9]*.md)
+      [ -f "$md" ] || continue
+      grep -q '](\([^)]*/\)\{0,1\}glossary\.md[#)]' "$md" ||
+        fail "$md: no link to the glossary (add a line like '**Terms:** English ↔ 中文 in [glossary.md](glossary.md).' under the chapter's header)"
+      ;;
+  esac
+done
 
 # The concept table of architecture.md: every row names one file, and it exists.
 if [ -f docs/architecture.md ]; then
