@@ -1,7 +1,8 @@
 #!/bin/sh
-# docs/check_docs.sh - docs cannot drift: code and output shown in docs/*.md must be real.
+# docs/check_docs.sh - docs cannot drift: code and output shown in docs/*.md and in the Chinese
+# edition docs/zh/*.md must be real.
 #
-#   sh docs/check_docs.sh            check every chapter; exit 1 naming each mismatch
+#   sh docs/check_docs.sh            check every chapter, both languages; exit 1 naming each mismatch
 #   sh docs/check_docs.sh --update   rewrite the blocks from the sources and programs
 #   sh docs/check_docs.sh FILE.md..  only these chapters (either mode)
 #
@@ -13,10 +14,18 @@
 #   <!-- include: autograd/ops_math.cpp lines 60-70 -->        lines 60 to 70 of the file
 #   <!-- output: build/examples/01_autograd_basics -->         that program's standard output
 #
+# Paths in these markers are relative to the repository root, in docs/zh/ as in docs/, so a
+# Chinese chapter quotes the very blocks of its English original.
 # Included text has its common indentation removed and any marker lines inside it dropped.
 # Included files must be compiled by the build (tensor/ autograd/ nn/ data/ viz/ examples/
 # bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
-# Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist,
+# Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist;
+# a link is resolved from the folder of the file it is in (docs/zh/ links to ../06-seq2seq.md).
+# Anchors are made from headings as GitHub makes them: ASCII lowercased, spaces become '-',
+# ASCII punctuation other than '-' and '_' dropped, non-ASCII letters (汉字) kept, and these
+# non-ASCII marks dropped: · – — … ‘ ’ “ ” → ↔ × ² and the full-width ，。、：；？！（）《》「」【】～
+# (other non-ASCII punctuation would be kept here, where GitHub drops it: avoid it in headings).
+# Every docs/zh/NAME.md must translate an English docs/NAME.md (docs/zh/README.md excepted),
 # and every file in architecture.md's "Where is each concept" table must exist.
 # Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms.
 # POSIX sh, awk, grep, sed, diff and cmp only.
@@ -34,7 +43,7 @@ for arg in "$@"; do
     *) files="$files $arg" ;;
   esac
 done
-[ -n "$files" ] || files=$(ls docs/*.md 2>/dev/null)
+[ -n "$files" ] || files=$(ls docs/*.md docs/zh/*.md 2>/dev/null)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_docs.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -221,12 +230,40 @@ for md in $files; do
   fi
 done
 
-# Links between chapters: every [text](file.md) and [text](file.md#anchor) must resolve, with
-# anchors made from headings the way GitHub does (lowercase, punctuation dropped, spaces -> -).
+# A Chinese chapter translates an English one of the same name (the front page excepted).
+for md in $files; do
+  case "$md" in
+    docs/zh/README.md) ;;
+    docs/zh/*.md)
+      [ -f "docs/${md#docs/zh/}" ] ||
+        fail "$md: no English chapter docs/${md#docs/zh/}; a file in docs/zh/ translates the English file of the same name (or is docs/zh/README.md)" ;;
+  esac
+done
+
+# Links between chapters: every [text](file.md) and [text](file.md#anchor) must resolve, from
+# the folder of the file that holds the link. Anchors are made from headings as GitHub makes
+# them (see the header): run under LC_ALL=C, awk sees UTF-8 as bytes, lowercases only ASCII,
+# and keeps every byte >= 0x80 except those of the listed non-ASCII punctuation.
+anchors() {  # file: one anchor per heading
+  LC_ALL=C awk '
+    BEGIN { n = split("· – — … ‘ ’ “ ” → ↔ × ² ， 。 、 ： ； ？ ！ （ ） 《 》 「 」 【 】 ～", drop, " ") }
+    /^```/ { fence = !fence; next }
+    !fence && /^#+ / {
+      h = $0; sub(/^#+ /, "", h); sub(/[ \t]+#*[ \t]*$/, "", h); h = tolower(h)
+      for (i = 1; i <= n; i++) gsub(drop[i], "", h)
+      out = ""
+      for (i = 1; i <= length(h); i++) {
+        c = substr(h, i, 1)
+        if (c == " ") out = out "-"
+        else if (c ~ /[a-z0-9_-]/ || !(c ~ /[\001-\177]/)) out = out c
+      }
+      print out
+    }' "$1"
+}
 for md in $files; do
   [ -f "$md" ] || continue
   dir=$(dirname "$md")
-  grep -o '](\([A-Za-z0-9_./-]*\.md\)\(#[A-Za-z0-9_-]*\)\{0,1\})' "$md" | sed 's/^](//; s/)$//' | sort -u |
+  LC_ALL=C grep -o '](\([A-Za-z0-9_./-]*\.md\)\(#[^) ]*\)\{0,1\})' "$md" | sed 's/^](//; s/)$//' | LC_ALL=C sort -u |
   while IFS= read -r link; do
     target=${link%%#*}
     anchor=""
@@ -237,13 +274,7 @@ for md in $files; do
       continue
     fi
     [ -n "$anchor" ] || continue
-    if ! awk '
-      /^```/ { fence = !fence; next }
-      !fence && /^#+ / {
-        h = $0; sub(/^#+ /, "", h); h = tolower(h)
-        gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
-        print h
-      }' "$dir/$target" | grep -qx -- "$anchor"; then
+    if ! anchors "$dir/$target" | LC_ALL=C grep -qx -- "$anchor"; then
       echo "check_docs: $md: broken link to $link (no heading with that anchor in $dir/$target)" >&2
       echo x >> "$tmp/badlinks"
     fi
