@@ -27,7 +27,8 @@
 # (other non-ASCII punctuation would be kept here, where GitHub drops it: avoid it in headings).
 # Every docs/zh/NAME.md must translate an English docs/NAME.md (docs/zh/README.md excepted),
 # and every file in architecture.md's "Where is each concept" table must exist.
-# Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms.
+# Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms,
+# and to notation.md, where every reader finds what the letters of a shape stand for.
 # POSIX sh, awk, grep, sed, diff and cmp only.
 
 set -u
@@ -285,13 +286,16 @@ if [ -s "$tmp/badlinks" ]; then
 fi
 
 # Every chapter links to the glossary (English <-> Chinese terms): readers of the Chinese
-# articles look a term up from wherever they are.
+# articles look a term up from wherever they are. And to the notation page: B, S, T, C, ...
+# mean the same in every chapter, and the few exceptions are listed there.
 for md in $files; do
   case "$md" in
     docs/[0-9]*.md)
       [ -f "$md" ] || continue
       grep -q '](\([^)]*/\)\{0,1\}glossary\.md[#)]' "$md" ||
         fail "$md: no link to the glossary (add a line like '**Terms:** English ↔ 中文 in [glossary.md](glossary.md).' under the chapter's header)"
+      grep -q '](\([^)]*/\)\{0,1\}notation\.md[#)]' "$md" ||
+        fail "$md: no link to the notation page (end the '**Terms:**' line with '; letters for shapes in [notation.md](notation.md).')"
       ;;
   esac
 done
