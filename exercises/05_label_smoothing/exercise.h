@@ -1,4 +1,4 @@
-// exercises/05_label_smoothing - cross-entropy with label smoothing, composed (chapter 4).
+// exercises/05_label_smoothing - cross-entropy with label smoothing, composed (chapters 4 and 10).
 //
 // The fused nn::cross_entropy computes, per row n of logits (N, V) with target t_n,
 //   loss_n = - sum_v q_n[v] log softmax(logits_n)[v],   q_n = (1 - eps) onehot(t_n) + eps / V

@@ -1,5 +1,5 @@
 // exercises/09_attention_pooling - attention beyond translation: the Deep Interest Network's
-// attention pooling for recommendation (chapter 14).
+// attention pooling for recommendation (chapters 7 and 14).
 //
 // A user's history is a sequence of behaviour embeddings b_1..b_S (items clicked), of
 // different lengths per user. To score a candidate ad c, DIN pools the history with weights
