@@ -98,6 +98,15 @@ $(BUILD)/obj64/%.o: %.cpp
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
 $(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))
+
+# Build time. Tests spend their time inside the library, which keeps OPT_FLAGS; the test files
+# themselves are mostly assertions, compiled at TEST_OPT_FLAGS (the last -O given wins) with
+# doctest's lighter assertion code (an exception inside a CHECK fails its test case instead of
+# only that check). The float64 library serves the gradchecks alone, at small sizes: -O1.
+TEST_OPT_FLAGS ?= -O1
+LIB64_OPT_FLAGS ?= -O1
+$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(TEST_OPT_FLAGS) -DDOCTEST_CONFIG_SUPER_FAST_ASSERTS
+$(BUILD)/obj64/%.o: CXXFLAGS_ALL += $(LIB64_OPT_FLAGS)
 $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
 $(BUILD)/.doctest-ok:
 	@sh tests/ensure_doctest.sh "$(DOCTEST_INCLUDE)"
