@@ -15,6 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#if defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
@@ -60,7 +63,10 @@ namespace {
 // block, stored (first block, unless gemm accumulates or was given an addend, which each task
 // first copies into its block of C) or added to C. The K blocking depends on K alone and each
 // element is computed by exactly one task, so the bits are the same whatever the thread count
-// or which thread runs which task. (Tiny products have their own fixed orders; see gemm_tiny.)
+// or which thread runs which task. The order depends on K alone, not on M or N, and the tiny
+// products (gemm_tiny) keep it too: a row of C has the same bits however many rows and columns
+// are computed with it, which is what makes decoding a batch of sentences give exactly what
+// decoding each alone gives.
 
 constexpr int kVectorBytes = 32;  // 256-bit vectors; on narrower machines the compiler splits them
 typedef real vec __attribute__((vector_size(kVectorBytes)));
@@ -69,6 +75,23 @@ constexpr int64_t MR = 6;                            // rows of the register til
 constexpr int64_t NR = 2 * VL;                       // columns of the register tile: 2 vectors
 constexpr int64_t KC = 256;                          // depth of a K block
 constexpr int64_t MC = 144;                          // rows of an A block (a multiple of MR)
+
+// acc + x * b, rounded once (a fused multiply-add) where the machine has one. Every kernel
+// below adds its products through this, so that they all round alike: left to itself the
+// compiler fuses `acc += x * b` in some loops and not in others, and a row of C then got other
+// bits from the single-row kernel than from the tiles.
+inline vec madd(vec acc, vec x, vec b) {
+#if defined(__FMA__) && !defined(SEQGRAD_DOUBLE)
+  return reinterpret_cast<vec>(_mm256_fmadd_ps(reinterpret_cast<__m256>(x), reinterpret_cast<__m256>(b),
+                                               reinterpret_cast<__m256>(acc)));
+#elif defined(__FMA__)
+  return reinterpret_cast<vec>(_mm256_fmadd_pd(reinterpret_cast<__m256d>(x), reinterpret_cast<__m256d>(b),
+                                               reinterpret_cast<__m256d>(acc)));
+#else
+  return acc + x * b;  // the portable form: one rounding for the product, one for the sum
+#endif
+}
+inline vec madd(vec acc, real x, vec b) { return madd(acc, vec{} + x, b); }
 
 // Memory seen as vectors: *as_vec(p) loads or stores VL reals at p, which need not be aligned.
 typedef real vec_u __attribute__((vector_size(kVectorBytes), aligned(alignof(real)), may_alias));
@@ -270,8 +293,8 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
     const vec b0 = *as_vec(b), b1 = *as_vec(b + VL);  // row k of the panel
 #pragma GCC unroll 6
     for (int64_t i = 0; i < MR; ++i) {  // times column k of the sliver, one element at a time
-      acc[i][0] += a_row[i][k] * b0;
-      acc[i][1] += a_row[i][k] * b1;
+      acc[i][0] = madd(acc[i][0], a_row[i][k], b0);  // acc += a * b
+      acc[i][1] = madd(acc[i][1], a_row[i][k], b1);
     }
     b += b_step;
   }
@@ -412,66 +435,57 @@ constexpr int64_t kTinyMacs = 1 << 14;
 
 thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_tiny
 
+// Every tiny kernel sums each element of C in the order the packed path does (see
+// "Determinism" above): one chain over k, from the bias (or 0), adding a[k] b[k] for k = 0, 1,
+// ... in turn. Splitting a sum into partial sums would be faster for a single row, but would
+// give a row other bits than the same row computed among many, and decoding a batch of
+// sentences must give exactly what decoding each alone gives. So a single row finds its
+// parallel work across columns instead: several vectors of C, each its own chain.
+
 // C[i0 : i0 + R, 0 : n) (+)= op(A)[i0 : i0 + R, :] @ b (+ bias), where b is K rows ldb apart whose
-// first V * VL columns may be read (zero past n if n < V * VL), and so may V * VL of bias. The R x V vectors of C stay in
-// registers for the whole sum over k, like the micro-kernel's tile, but op(A) is read where it
-// is (one element at a time, broadcast) instead of from a packed sliver.
-// With few rows there are too few sums to keep the FMA units busy (each FMA waits for the one
-// before it in its sum), so the sum over k is split into S interleaved partial sums, k = s mod S,
-// added together in order at the end.
-template <int R, int V, int S>
+// first V * VL columns may be read (zero past n if n < V * VL), and so may V * VL of bias. The
+// R x V vectors of C stay in registers for the whole sum over k, like the micro-kernel's tile,
+// but op(A) is read where it is (one element at a time, broadcast) instead of from a packed
+// sliver.
+template <int R, int V>
 void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, real* c,
                int64_t ldc, int64_t n, bool accumulate) {
-  // (Every loop over s, r or v is unrolled, so that the compiler keeps acc in registers.)
-  vec acc[S][R][V];
+  // (Every loop over r or v is unrolled, so that the compiler keeps acc in registers.)
+  vec acc[R][V];
   const real* a_row[R];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) a_row[r] = a.at(i0 + r, 0);
-#pragma GCC unroll 4
-  for (int s = 0; s < S; ++s)
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[s][r][v] = s == 0 && bias ? *as_vec(bias + v * VL) : vec{};
-  const int64_t k_main = K - K % S;  // k < k_main in steps of S; the rest into acc[0]
-  for (int64_t k = 0; k < K; k += S) {
-#pragma GCC unroll 4
-    for (int s = 0; s < S; ++s) {
-      if (k >= k_main && s > 0) break;
-      const real* bk = b + (k + s) * ldb;  // row k + s of b
-      vec bv[V];
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) bv[v] = *as_vec(bk + v * VL);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const real x = a_row[r][(k + s) * a.cs];
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[s][r][v] += x * bv[v];
-      }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[r][v] = bias ? *as_vec(bias + v * VL) : vec{};
+  for (int64_t k = 0; k < K; ++k) {
+    const real* bk = b + k * ldb;  // row k of b
+    vec bv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) bv[v] = *as_vec(bk + v * VL);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const real x = a_row[r][k * a.cs];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) acc[r][v] = madd(acc[r][v], x, bv[v]);
     }
-    if (k >= k_main) k -= S - 1;  // past the main part: one k at a time
   }
-#pragma GCC unroll 4
-  for (int s = 1; s < S; ++s)
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[0][r][v] += acc[s][r][v];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     real* cr = c + r * ldc;
     if (n == V * VL) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
         if (accumulate)
-          *as_vec(cr + v * VL) += acc[0][r][v];
+          *as_vec(cr + v * VL) += acc[r][v];
         else
-          *as_vec(cr + v * VL) = acc[0][r][v];
+          *as_vec(cr + v * VL) = acc[r][v];
       }
     } else {
       alignas(64) real row[V * VL];
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) *as_vec(row + v * VL) = acc[0][r][v];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) *as_vec(row + v * VL) = acc[r][v];
       if (accumulate)
         for (int64_t j = 0; j < n; ++j) cr[j] += row[j];
       else
@@ -481,59 +495,121 @@ void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t l
 }
 
 // Rows [i0, i0 + R) of C, columns [0, n): tiles of V vectors, then single vectors for the rest.
-template <int R, int V, int S>
+template <int R, int V>
 void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias,
                int64_t n, real* c, int64_t ldc, bool accumulate) {
   auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = 0;
   for (; j + V * VL <= n; j += V * VL)
-    tiny_tile<R, V, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL, accumulate);
+    tiny_tile<R, V>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL, accumulate);
   for (; j < n; j += VL)
-    tiny_tile<R, 1, S>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j), accumulate);
+    tiny_tile<R, 1>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j), accumulate);
+}
+
+// Row i0 of C alone: 8 vectors (64 columns) at a time, 8 independent chains, and what is left
+// as one tile of 1 to 8 vectors.
+void tiny_row(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, int64_t n,
+              real* c, bool accumulate) {
+  auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
+  int64_t j = 0;
+  for (; j + 8 * VL <= n; j += 8 * VL) tiny_tile<1, 8>(K, a, i0, b + j, ldb, at(j), c + j, 0, 8 * VL, accumulate);
+  const int64_t rest = n - j;
+  switch (ceil_div(rest, VL)) {  // (a fixed count in each case keeps the sums in registers)
+    case 0: break;
+    case 1: tiny_tile<1, 1>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 2: tiny_tile<1, 2>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 3: tiny_tile<1, 3>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 4: tiny_tile<1, 4>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 5: tiny_tile<1, 5>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 6: tiny_tile<1, 6>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 7: tiny_tile<1, 7>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    default: tiny_tile<1, 8>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+  }
 }
 
 // C[:, 0 : n) (+)= op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
-// three rows two at a time (4 vectors wide) and one at a time (2 vectors wide, 4 partial sums).
+// three rows two at a time (4 vectors wide) and one at a time (tiny_row).
 void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, const real* bias,
                   int64_t n, real* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= M; i += 4) tiny_rows<4, 2, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
+  for (; i + 4 <= M; i += 4) tiny_rows<4, 2>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
   if (i + 2 <= M) {
-    tiny_rows<2, 4, 1>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
+    tiny_rows<2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
     i += 2;
   }
-  if (i < M) tiny_rows<1, 2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
+  if (i < M) tiny_row(K, a, i, b, ldb, bias, n, c + i * ldc, accumulate);
 }
 
-// C (+)= A B^T for a few rows of A (A not transposed): each C[i][j] is the dot product of two
-// contiguous rows, row i of A and row j of B, so nothing needs copying. Four dot products at a
-// time, each in VL lanes that are added up in lane order at the end, then the last K % VL terms.
-void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, const real* bias, real* C,
-               bool accumulate) {
-  constexpr int64_t J = 4;
+#ifndef SEQGRAD_DOUBLE
+// Columns [j0, j0 + 8G) of one row of C = a @ B^T (+ bias), clipped at N, for B stored (N, K):
+// each element a dot product of two contiguous rows, row j of B and a. To sum it in the chain
+// order, 8 rows of B at a time are read as an 8 x 8 block and turned round in registers
+// (transpose8x8): then vector kk holds B[j .. j + 7][k + kk], and the chain of those 8 columns
+// adds a[k + kk] times it, kk = 0 .. 7 in turn. The G groups of 8 columns are G independent
+// chains. Rows of B past N are never read: the last row is read again in their place (those
+// columns are not written). ldb: the distance between rows of B (K, or more for a K block).
+template <int G>
+void dot_columns(int64_t K, const real* a, const real* B, int64_t ldb, int64_t N, int64_t j0, const real* bias,
+                 real* c, bool accumulate) {
+  const real* rows[G][VL];
+  vec acc[G];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int64_t l = 0; l < VL; ++l) rows[g][l] = B + std::min(j0 + g * VL + l, N - 1) * ldb;
+    acc[g] = bias ? *as_vec(bias + j0 + g * VL) : vec{};
+  }
+  int64_t k = 0;
+  for (; k + VL <= K; k += VL) {
+    vec v[G][VL];  // v[g][l] = B[j0 + 8g + l][k .. k + 7]
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 8
+      for (int64_t l = 0; l < VL; ++l) v[g][l] = *as_vec(rows[g][l] + k);
+      transpose8x8(v[g]);  // now v[g][kk] = B[j0 + 8g .. j0 + 8g + 7][k + kk]
+    }
+    // The G chains step side by side, so that each FMA's latency is hidden by the others'.
+#pragma GCC unroll 8
+    for (int64_t kk = 0; kk < VL; ++kk) {
+      const real x = a[k + kk];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g] = madd(acc[g], x, v[g][kk]);
+    }
+  }
+  for (; k < K; ++k)  // the last K % 8 terms, a column of B at a time
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      vec v;
+#pragma GCC unroll 8
+      for (int64_t l = 0; l < VL; ++l) v[l] = rows[g][l][k];
+      acc[g] = madd(acc[g], a[k], v);
+    }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const int64_t j = j0 + g * VL, n = std::min(VL, N - j);
+    alignas(64) real out[VL];
+    *as_vec(out) = acc[g];
+    for (int64_t l = 0; l < n; ++l) c[j + l] = accumulate ? c[j + l] + out[l] : out[l];
+  }
+}
+
+// C (+)= A B^T for 1 to 3 rows of A (A not transposed, B stored (N, K)): each row by
+// dot_columns, 32 columns at a time, with no copy of B. lda, ldb: row strides of A and B.
+void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, int64_t lda, const real* B, int64_t ldb,
+               const real* bias, real* C, bool accumulate) {
   for (int64_t i = 0; i < M; ++i) {
-    const real* ai = A + i * K;
-    for (int64_t j0 = 0; j0 < N; j0 += J) {
-      const int64_t nj = std::min(J, N - j0);
-      vec acc[J] = {};
-      int64_t k = 0;
-      for (; k + VL <= K; k += VL) {
-        const vec av = *as_vec(ai + k);
-#pragma GCC unroll 4
-        for (int64_t j = 0; j < J; ++j)
-          if (j < nj) acc[j] += av * *as_vec(B + (j0 + j) * K + k);
-      }
-#pragma GCC unroll 4
-      for (int64_t j = 0; j < J; ++j) {  // (J, not nj: a fixed count keeps acc in registers)
-        if (j >= nj) break;
-        real sum = bias ? bias[j0 + j] : 0;
-        for (int64_t l = 0; l < VL; ++l) sum += acc[j][l];
-        for (int64_t kk = k; kk < K; ++kk) sum += ai[kk] * B[(j0 + j) * K + kk];
-        C[i * N + j0 + j] = accumulate ? C[i * N + j0 + j] + sum : sum;
+    const real* ai = A + i * lda;
+    real* ci = C + i * N;
+    for (int64_t j0 = 0; j0 < N; j0 += 4 * VL) {
+      switch (std::min<int64_t>(4, ceil_div(N - j0, VL))) {
+        case 1: dot_columns<1>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        case 2: dot_columns<2>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        case 3: dot_columns<3>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        default: dot_columns<4>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
       }
     }
   }
 }
+#endif
 
 // C (+)= op(A) op(B) for small products ((+)= : added to C when gemm accumulates). The kernel
 // reads whole vectors of rows of op(B), so
@@ -541,26 +617,38 @@ void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, const real* B, co
 //   copied, zero-padded to one vector, into a scratch buffer (K x VL).
 //   op(B) transposed: it is copied into the scratch buffer the right way round, each row
 //   zero-padded to a whole number of vectors (K x round_up(N, VL)); at most K x N + K x VL
-//   reals, and one pass over B against M passes of arithmetic.
-// The order in which each element of C is summed depends on the shape alone (one chain over k;
-// S interleaved partial sums for a single row; VL lanes in tiny_dots), so it is the same on any
-// number of threads.
-void gemm_tiny(int64_t M, int64_t N, int64_t K, const Operand& a, const real* B, bool trans_b, const real* bias,
-               real* C, bool accumulate) {
-  if (trans_b && M < 4 && a.cs == 1) return tiny_dots(M, N, K, a.p, B, bias, C, accumulate);
-  if (trans_b) {
-    const int64_t ldb = round_up(N, VL);
-    real* bt = tls_tiny_b.get(K * ldb);
-    pack_block(K, N, K, ldb, B, 1, K, bt);  // op(B)(k, j) = B[j * K + k]
-    tiny_columns(M, K, a, bt, ldb, bias, N, C, N, accumulate);
-    return;
-  }
-  const int64_t full = N - N % VL;
-  if (full > 0) tiny_columns(M, K, a, B, N, bias, full, C, N, accumulate);
-  if (full < N) {
-    real* tail = tls_tiny_b.get(K * VL);
-    pack_block(K, N - full, K, VL, B + full, N, 1, tail);
-    tiny_columns(M, K, a, tail, VL, bias ? bias + full : nullptr, N - full, C + full, N, accumulate);
+//   reals, and one pass over B against M passes of arithmetic. Except for 1 to 3 rows of a
+//   stored (M, K) A, such as one decoder step's q K^T: there tiny_dots reads B where it is.
+// Like the packed path, the sum over k runs in K blocks of kc_max: the first starts from the
+// bias, each later one is added to C.
+void gemm_tiny(int64_t M, int64_t N, int64_t K, int64_t kc_max, const Operand& a, const real* B, bool trans_b,
+               const real* bias, real* C, bool accumulate) {
+  for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+    const int64_t kc = std::min(kc_max, K - k0);
+    const Operand ak{a.at(0, k0), a.rs, a.cs};      // op(A)[:, k0 : k0 + kc)
+    const real* bias_k = k0 == 0 ? bias : nullptr;  // the first block starts from the bias
+    const bool add = accumulate || k0 > 0;          // later blocks add to C
+    if (trans_b) {
+#ifndef SEQGRAD_DOUBLE
+      if (M < 4 && a.cs == 1) {
+        tiny_dots(M, N, kc, ak.p, a.rs, B + k0, K, bias_k, C, add);
+        continue;
+      }
+#endif
+      const int64_t ldb = round_up(N, VL);
+      real* bt = tls_tiny_b.get(kc * ldb);
+      pack_block(kc, N, kc, ldb, B + k0, 1, K, bt);  // op(B)(k, j) = B[j * K + k0 + k]
+      tiny_columns(M, kc, ak, bt, ldb, bias_k, N, C, N, add);
+      continue;
+    }
+    const real* bk = B + k0 * N;  // rows k0 .. of op(B)
+    const int64_t full = N - N % VL;
+    if (full > 0) tiny_columns(M, kc, ak, bk, N, bias_k, full, C, N, add);
+    if (full < N) {
+      real* tail = tls_tiny_b.get(kc * VL);
+      pack_block(kc, N - full, kc, VL, bk + full, N, 1, tail);
+      tiny_columns(M, kc, ak, tail, VL, bias_k ? bias_k + full : nullptr, N - full, C + full, N, add);
+    }
   }
 }
 
@@ -618,9 +706,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     return;
   }
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
-  if (tiny) return gemm_tiny(M, N, K, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
-  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
+  if (tiny) return gemm_tiny(M, N, K, kc_max, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
+  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t n_panels = ceil_div(N, NR);
   const bool parallel = M * N * K >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
   const int64_t threads = parallel ? get_num_threads() : 1;

@@ -189,6 +189,48 @@ TEST_CASE("gemm: accumulate adds the product to C, addend to a given matrix, on 
   }
 }
 
+TEST_CASE("gemm: a row of C has the same bits however many rows and columns are computed with it") {
+  // What makes decoding a batch of sentences give exactly what decoding each alone gives: the
+  // first rows and columns of a product, computed alone (tiny kernels, a single row, the dot
+  // products of B transposed) and inside products of up to 300 rows (4-row tiles, the packed
+  // path, threads), are the same to the bit. K over one and several K blocks, with and without
+  // a bias, every transpose, and accumulating onto C.
+  for (const int64_t K : {1, 7, 20, 64, 128, 300, 700}) {
+    for (int t = 0; t < 16; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4, accumulate = t & 8;
+      CAPTURE(K);
+      CAPTURE(t);
+      const int64_t M = 300, N = 150;
+      const std::vector<real> A = random_values(M * K, 41 + K), B = random_values(K * N, 42 + K);
+      const std::vector<real> bias = random_values(N, 43), C0 = random_values(M * N, 44);
+      // Rows [0, m) and columns [0, n) of op(A) op(B): op(A) and op(B) cut out and stored as
+      // gemm reads them (a transposed A is (K, m), a transposed B is (n, K)).
+      auto corner = [&](int64_t m, int64_t n) {
+        std::vector<real> a(static_cast<size_t>(m * K)), b(static_cast<size_t>(K * n));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t k = 0; k < K; ++k) (trans_a ? a[k * m + i] : a[i * K + k]) = trans_a ? A[k * M + i] : A[i * K + k];
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < n; ++j) (trans_b ? b[j * K + k] : b[k * n + j]) = trans_b ? B[j * K + k] : B[k * N + j];
+        std::vector<real> c(static_cast<size_t>(m * n));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) c[i * n + j] = C0[i * N + j];
+        gemm(m, n, K, a.data(), trans_a, b.data(), trans_b, c.data(), with_bias ? bias.data() : nullptr, accumulate);
+        return c;
+      };
+      const std::vector<real> alone = corner(1, 20);  // one row of 20 columns: a decoder step's shape
+      for (const int threads : {1, 2})
+        for (const int64_t m : {1, 2, 3, 4, 5, 7, 64, 300}) {  // tiny alone, tiles of 2 and 4, packed
+          ThreadCount count(threads);
+          CAPTURE(m);
+          CAPTURE(threads);
+          const int64_t n = m == 1 ? 20 : N;
+          const std::vector<real> c = corner(m, n);
+          CHECK(bit_identical(std::vector<real>(c.begin(), c.begin() + 20), alone));
+        }
+    }
+  }
+}
+
 TEST_CASE("matmul_into: writes or adds the product into a given tensor, batched and broadcast") {
   const Tensor a = random_tensor({2, 1, 4, 6}, 31), b = random_tensor({3, 6, 5}, 32);
   const Tensor product = matmul(a, b);  // (2, 3, 4, 5)
