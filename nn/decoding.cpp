@@ -78,7 +78,10 @@ int64_t source_length(const Tensor& src, const std::vector<int64_t>& src_lengths
 namespace {
 
 // Runs the decoder from <bos>, letting `choose` pick each row's next token from its
-// log-probabilities (N, V), until every row has produced <eos> or max_len tokens.
+// log-probabilities (N, V), until every row has produced <eos> or max_len tokens. A row that has
+// produced <eos> stops contributing: the state keeps only the rows still decoding (row r of it
+// continues source live[r]), so the later steps' products shrink with it. Since every kernel
+// computes a row the same way however many rows there are, this changes no result.
 DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                                    const DecodeOptions& o, const std::function<Tensor(const Tensor&)>& choose) {
   InferenceGuard guard(model.module());
@@ -87,33 +90,48 @@ DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, con
   DecodeResult r;
   r.tokens.resize(B);
   r.log_probs.assign(B, 0);
+  if (o.need_weights) r.cross_attention.resize(B);
   std::vector<int64_t> steps(B, 0);  // decoder steps each output used (its tokens, plus <eos>)
-  std::vector<bool> done(B, false);
+  std::vector<int64_t> live(B);      // the source of each row of the state
+  for (int64_t b = 0; b < B; ++b) live[b] = b;
+  // A finished row's attention is taken before the row leaves the state.
+  auto keep_attention = [&](int64_t row) {
+    const int64_t b = live[row];
+    if (o.need_weights && !state->attention.empty())
+      r.cross_attention[b] = attention_of(*state, row, steps[b], source_length(src, src_lengths, b));
+  };
   Tensor token = full({B}, static_cast<real>(kBosId));
   // [docs:greedy_loop]
-  for (int64_t t = 0; t < o.max_len; ++t) {
-    const Tensor logp = model.step(*state, token);  // (B, V)
-    const Tensor next = choose(logp);               // (B)
-    const int64_t V = logp.size(1);
-    bool all_done = true;
-    for (int64_t b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      const int64_t id = static_cast<int64_t>(next.data()[b]);
-      r.log_probs[b] += logp.data()[b * V + id];
+  for (int64_t t = 0; t < o.max_len && !live.empty(); ++t) {
+    const Tensor logp = model.step(*state, token);  // (N, V), N = rows still decoding
+    const Tensor next = choose(logp);               // (N)
+    const int64_t N = logp.size(0), V = logp.size(1);
+    std::vector<int64_t> kept;  // rows that go on
+    for (int64_t row = 0; row < N; ++row) {
+      const int64_t b = live[row], id = static_cast<int64_t>(next.data()[row]);
+      r.log_probs[b] += logp.data()[row * V + id];
       ++steps[b];
-      if (id == kEosId) done[b] = true;
-      else r.tokens[b].push_back(id);
-      all_done = all_done && done[b];
+      if (id == kEosId) keep_attention(row);
+      else r.tokens[b].push_back(id), kept.push_back(row);
     }
-    if (all_done) break;
-    token = next;
+    if (static_cast<int64_t>(kept.size()) == N) {  // no row finished: go on with all of them
+      token = next;
+      continue;
+    }
+    Tensor index = Tensor::empty({static_cast<int64_t>(kept.size())});  // (N')
+    std::vector<int64_t> still(kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) {
+      index.data()[i] = static_cast<real>(kept[i]);
+      still[i] = live[kept[i]];
+    }
+    live = std::move(still);
+    if (live.empty()) break;
+    state->reorder(index);             // row i continues row kept[i]
+    token = index_select(next, 0, index);
   }
   // [docs:end]
-  if (o.need_weights && !state->attention.empty()) {
-    r.cross_attention.resize(B);
-    for (int64_t b = 0; b < B; ++b)
-      r.cross_attention[b] = attention_of(*state, b, steps[b], source_length(src, src_lengths, b));
-  }
+  for (int64_t row = 0; row < static_cast<int64_t>(live.size()); ++row) keep_attention(row);  // stopped at max_len
+  if (o.need_weights && state->attention.empty()) r.cross_attention.clear();  // a model without attention
   return r;
 }
 
@@ -191,11 +209,14 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
   // The best score a live prefix of log-probability L can still reach: L / lp(max_len).
   const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, alpha);
 
-  // Row b*K + k is beam k of source b: the encoded source is repeated K times per source.
+  // Row s*K + k is beam k of the source in slot s (source[s]): the encoded source is repeated K
+  // times per source. A source that is done leaves the state, and the slots after it move up.
   std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   Tensor repeat = Tensor::empty({N});
   for (int64_t i = 0; i < N; ++i) repeat.data()[i] = static_cast<real>(i / K);
   state->reorder(repeat);
+  std::vector<int64_t> source(B);
+  for (int64_t b = 0; b < B; ++b) source[b] = b;
 
   // All K beams of a source start as the same empty prefix; only beam 0 may extend it at the
   // first step (the others start at -inf), or the K beams would be K copies of one.
@@ -210,20 +231,29 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
 
   Tensor tokens = full({N}, static_cast<real>(kBosId));
   for (int64_t t = 0; t < o.max_len; ++t) {
-    const Tensor logp = model.step(*state, tokens);  // (N, V)
+    const Tensor logp = model.step(*state, tokens);  // (slots * K, V)
     const int64_t V = logp.size(1);
-    Tensor parent = Tensor::empty({N}), next = full({N}, static_cast<real>(kEosId));
-    std::vector<std::vector<int64_t>> new_prefix(N);
-    std::vector<double> new_score(N, kNegInf);
-    for (int64_t i = 0; i < N; ++i) parent.data()[i] = static_cast<real>(i);
-    bool all_done = true;
-    for (int64_t b = 0; b < B; ++b) {
-      if (done[b]) continue;
+    // The next step's rows, for the sources still searching: which row each continues, with
+    // which token, and its prefix and log-probability.
+    std::vector<real> parent, next;
+    std::vector<std::vector<int64_t>> new_prefix;
+    std::vector<double> new_score;
+    std::vector<int64_t> new_source;
+    for (int64_t slot = 0; slot < static_cast<int64_t>(source.size()); ++slot) {
+      const int64_t b = source[slot];
+      // Unfilled beams (fewer than K possible extensions) stay at -inf, fed <eos>.
+      const size_t first = parent.size();
+      for (int64_t k = 0; k < K; ++k) {
+        parent.push_back(static_cast<real>(slot * K + k));
+        next.push_back(static_cast<real>(kEosId));
+        new_prefix.emplace_back();
+        new_score.push_back(kNegInf);
+      }
       // [docs:beam_step]
       // Every one-token extension of every live beam, best first (ties: lower beam, lower id).
       std::vector<Candidate> cands;
       for (int64_t k = 0; k < K; ++k) {
-        const int64_t row = b * K + k;
+        const int64_t row = slot * K + k;
         if (score[row] == kNegInf) continue;
         for (int64_t id = 0; id < V; ++id) cands.push_back({score[row] + logp.data()[row * V + id], k, id});
       }
@@ -239,7 +269,7 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
       double best_live = kNegInf;
       for (size_t c = 0; c < top && live < K; ++c) {
         const Candidate& cand = cands[c];
-        const int64_t row = b * K + cand.k;
+        const int64_t row = slot * K + cand.k;
         if (!std::isfinite(cand.total)) break;
         if (cand.id == kEosId) {
           if (static_cast<int64_t>(c) < K) {
@@ -248,12 +278,12 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
           }
           continue;
         }
-        const int64_t slot = b * K + live++;
-        parent.data()[slot] = static_cast<real>(row);
-        next.data()[slot] = static_cast<real>(cand.id);
-        new_prefix[slot] = prefix[row];
-        new_prefix[slot].push_back(cand.id);
-        new_score[slot] = cand.total;
+        const size_t beam = first + static_cast<size_t>(live++);
+        parent[beam] = static_cast<real>(row);
+        next[beam] = static_cast<real>(cand.id);
+        new_prefix[beam] = prefix[row];
+        new_prefix[beam].push_back(cand.id);
+        new_score[beam] = cand.total;
         best_live = std::max(best_live, cand.total);
       }
       // Done once K hypotheses have finished and no live prefix can still beat the best of
@@ -266,24 +296,36 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
         done[b] = best_live == kNegInf || best_live / longest_penalty <= best_finished;
       }
       // [docs:end]
-      all_done = all_done && done[b];
+      if (done[b]) {  // its K rows leave the state
+        parent.resize(first);
+        next.resize(first);
+        new_prefix.resize(first);
+        new_score.resize(first);
+      } else {
+        new_source.push_back(b);
+      }
     }
-    if (all_done) break;
-    state->reorder(parent);
+    if (new_source.empty()) break;
+    // Row i of the next step continues row parent[i] of this one: (slots' * K)
+    state->reorder(from_vector(parent, {static_cast<int64_t>(parent.size())}));
+    source = std::move(new_source);
     prefix = std::move(new_prefix);
     score = std::move(new_score);
-    tokens = next;
+    tokens = from_vector(next, {static_cast<int64_t>(next.size())});
   }
 
   // Sources still searching at max_len: their live beams count as finished (without <eos>).
+  for (int64_t slot = 0; slot < static_cast<int64_t>(source.size()); ++slot) {
+    const int64_t b = source[slot];
+    if (done[b]) continue;
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t row = slot * K + k, length = static_cast<int64_t>(prefix[row].size());
+      if (score[row] == kNegInf) continue;
+      finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha), attention(row, length, b)});
+    }
+  }
   DecodeResult r;
   for (int64_t b = 0; b < B; ++b) {
-    if (!done[b])
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t row = b * K + k, length = static_cast<int64_t>(prefix[row].size());
-        if (score[row] == kNegInf) continue;
-        finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha), attention(row, length, b)});
-      }
     if (finished[b].empty()) finished[b].push_back({{}, kNegInf, kNegInf, {}});  // nothing was ever possible
     const Finished* best = &finished[b].front();
     for (const Finished& f : finished[b])
