@@ -200,35 +200,52 @@ void Translator::set_hard_sampler_state(const std::string& state) {
 }
 
 std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
-                                                             std::vector<double>* log_probs) {
+                                                             std::vector<double>* log_probs, int64_t batch) {
+  check(beam >= 1, "seqgrad translate: expected a beam size >= 1, got ", beam);
+  check(batch >= 1, "seqgrad translate: expected a batch of >= 1 sentences, got ", batch);
   module().eval();
-  std::vector<std::vector<int64_t>> out;
-  for (size_t start = 0; start < sources.size(); start += 64) {
-    std::vector<std::vector<int64_t>> chunk(sources.begin() + static_cast<std::ptrdiff_t>(start),
-                                            sources.begin() + static_cast<std::ptrdiff_t>(std::min(sources.size(), start + 64)));
+  // Each source as the encoder reads it: an empty line still gets a (short) translation, a long
+  // one is cut to max_len, and --reverse-source turns it round.
+  std::vector<std::vector<int64_t>> prepared = sources;
+  for (auto& s : prepared) {
+    if (s.empty()) s.push_back(data::Vocab::kUnk);
+    if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
+    prepare_source(s);
+  }
+  // Batches of sentences of similar length waste little work on padding: decode in order of
+  // length (ties in input order), `batch` sentences at a time, and put each result back in its
+  // input position. A sentence's result does not depend on the others in its batch (the
+  // padding is masked, and every kernel sums in an order that depends on its own row alone), so
+  // this is the same, bit for bit, as decoding one sentence at a time.
+  std::vector<size_t> order(prepared.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prepared[a].size() < prepared[b].size(); });
+  std::vector<std::vector<int64_t>> out(prepared.size());
+  if (log_probs) log_probs->assign(prepared.size(), 0);
+  const auto opt = nn::DecodeOptions().with_max_len(config.max_len).with_beam_size(beam);
+  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch)) {
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch));
+    std::vector<std::vector<int64_t>> chunk;
     std::vector<int64_t> lengths;
-    for (auto& s : chunk) {
-      if (s.empty()) s.push_back(data::Vocab::kUnk);  // an empty line still gets a (short) translation
-      if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
-      prepare_source(s);
-      lengths.push_back(static_cast<int64_t>(s.size()));
+    for (size_t i = start; i < end; ++i) {
+      chunk.push_back(prepared[order[i]]);
+      lengths.push_back(static_cast<int64_t>(chunk.back().size()));
     }
-    const Tensor src = data::pad_sequences(chunk);
-    const int64_t max_out = config.max_len;
-    const auto opt = nn::DecodeOptions().with_max_len(max_out).with_beam_size(beam);
-    const nn::DecodeResult r = nn::decode(*model_, src, lengths, opt);
-    out.insert(out.end(), r.tokens.begin(), r.tokens.end());
-    if (log_probs) log_probs->insert(log_probs->end(), r.log_probs.begin(), r.log_probs.end());
+    const nn::DecodeResult r = nn::decode(*model_, data::pad_sequences(chunk), lengths, opt);  // src (B, S)
+    for (size_t i = start; i < end; ++i) {
+      out[order[i]] = r.tokens[i - start];
+      if (log_probs) (*log_probs)[order[i]] = r.log_probs[i - start];
+    }
   }
   return out;
 }
 
 std::vector<std::string> Translator::translate(const std::vector<std::string>& sentences, int64_t beam,
-                                               std::vector<double>* log_probs) {
+                                               std::vector<double>* log_probs, int64_t batch) {
   std::vector<std::vector<int64_t>> sources;
   for (const std::string& s : sentences) sources.push_back(src_vocab.encode(source_tokens(s)));
   std::vector<std::string> out;
-  for (const auto& ids : translate_ids(sources, beam, log_probs)) out.push_back(target_text(ids));
+  for (const auto& ids : translate_ids(sources, beam, log_probs, batch)) out.push_back(target_text(ids));
   return out;
 }
 
