@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -86,14 +87,16 @@ std::string format_score(double log_prob) {
 }
 
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
-  Args a("seqgrad translate", "seqgrad translate --model MODEL [--beam K] [--scores] [TEXT ...]   (no TEXT: each line of stdin)",
+  Args a("seqgrad translate",
+         "seqgrad translate --model MODEL [--beam K] [--batch N] [--scores] [TEXT ...]   (no TEXT: each line of stdin)",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"beam", "1", "beam size (1: greedy decoding)"},
+          {"batch", std::to_string(kTranslateBatch), "sentences decoded at once (the same translations for any N)"},
           {"scores", "false", "print log P(translation | source) and a tab before each translation", true}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
-  const int64_t beam = a.integer("beam", 1, 64);
+  const int64_t beam = a.integer("beam", 1, 64), batch = a.integer("batch", 1, kMaxTranslateBatch);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   std::vector<std::string> lines = a.positional();
   if (lines.empty()) {
@@ -111,35 +114,44 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
           << " not in the model's source vocabulary (translated as <unk>)\n";
   }
   std::vector<double> log_probs;
-  const std::vector<std::string> translations = t->translate(lines, beam, &log_probs);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> translations = t->translate(lines, beam, &log_probs, batch);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < translations.size(); ++i) {
     if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
     out << translations[i] << "\n";
   }
+  // How fast, on stderr: stdout stays one translation per input line.
+  char rate[128];
+  std::snprintf(rate, sizeof rate, "translated %zu sentences in %.2f s (%.1f sentences/s)\n", translations.size(),
+                seconds, seconds > 0 ? static_cast<double>(translations.size()) / seconds : 0.0);
+  err << rate;
   return 0;
 }
 
 int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("seqgrad eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--show N]",
+  Args a("seqgrad eval", "seqgrad eval --model MODEL --data FILE [--beam K] [--batch N] [--show N]",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"data", "", "a TSV file of source<TAB>reference lines"},
           {"beam", "1", "beam size (1: greedy decoding)"},
+          {"batch", std::to_string(kTranslateBatch), "sentences decoded at once (the same scores for any N)"},
           {"show", "0", "also print the first N translations beside their references"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model") && a.given("data"), "seqgrad eval: --model MODEL and --data FILE are required");
   const int64_t beam = a.integer("beam", 1, 64), show = a.integer("show", 0, 1000000);
+  const int64_t batch = a.integer("batch", 1, kMaxTranslateBatch);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));
   if (show > 0) {
     std::vector<std::string> sources;
     for (int64_t i = 0; i < std::min<int64_t>(show, static_cast<int64_t>(pairs.size())); ++i) sources.push_back(pairs[i].source);
-    const std::vector<std::string> hyps = t->translate(sources, beam);
+    const std::vector<std::string> hyps = t->translate(sources, beam, nullptr, batch);
     for (size_t i = 0; i < hyps.size(); ++i)
       out << "  " << pairs[i].source << "\n    model:     " << hyps[i] << (hyps[i] == pairs[i].target ? "" : "   (differs)")
           << "\n    reference: " << pairs[i].target << "\n";
   }
-  const Scores s = score(*t, pairs, beam);
+  const Scores s = score(*t, pairs, beam, batch);
   out << std::setprecision(4) << "exact_match=" << s.exact << " token_error_rate=" << s.ter << " bleu=" << s.bleu
       << " n=" << pairs.size() << "\n";
   return 0;

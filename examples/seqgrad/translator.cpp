@@ -349,7 +349,7 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
 // ================================================================================================
 // Scores
 
-Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam) {
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch) {
   // Scored on the target's tokens, but on words for a bpe target: a wrong word then counts
   // once, however many pieces it has (as BLEU is reported after BPE is undone).
   auto tokens = [&t](const std::string& text) {
@@ -361,7 +361,7 @@ Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam) 
     sources.push_back(p.source);
     refs.push_back(tokens(p.target));
   }
-  for (const std::string& h : t.translate(sources, beam)) hyps.push_back(tokens(h));
+  for (const std::string& h : t.translate(sources, beam, nullptr, batch)) hyps.push_back(tokens(h));
   return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
 }
 

@@ -38,7 +38,8 @@ constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedFor
 constexpr double kMaxDropout = 0.9;
 // Sentences decoded at once by translate and eval (--batch): 64 rows (256 with beam 4) keep
 // the matrix products large enough to run at speed, in a few MB.
-constexpr int64_t kTranslateBatch = 64;
+// At most kMaxTranslateBatch: a batch is padded to its longest sentence, so memory grows with it.
+constexpr int64_t kTranslateBatch = 64, kMaxTranslateBatch = 4096;
 
 // Everything needed to rebuild a model before loading its weights.
 struct ModelConfig {
@@ -128,11 +129,12 @@ class Translator {
   nn::EncoderDecoder* model_ = nullptr;
 };
 
-// How well a model translates `pairs` (greedy, or beam search with beam > 1): exact match,
-// token error rate and BLEU (over words when the target is bpe), as `seqgrad eval` prints them.
+// How well a model translates `pairs` (greedy, or beam search with beam > 1; `batch` sentences
+// at a time): exact match, token error rate and BLEU (over words when the target is bpe), as
+// `seqgrad eval` prints them.
 struct Scores {
   double exact = 0, ter = 0, bleu = 0;
 };
-Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam);
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch = kTranslateBatch);
 
 }  // namespace seqgrad::cli
