@@ -91,7 +91,11 @@ inline vec madd(vec acc, vec x, vec b) {
   return acc + x * b;  // the portable form: one rounding for the product, one for the sum
 #endif
 }
-inline vec madd(vec acc, real x, vec b) { return madd(acc, vec{} + x, b); }
+// x in every lane: x - 0 is x for every x, -0 included, so this is one broadcast. (`vec{} + x`
+// is not: 0 + -0 is +0, so the compiler must add before it broadcasts, an extra instruction in
+// the innermost loop.)
+inline vec splat(real x) { return x - vec{}; }
+inline vec madd(vec acc, real x, vec b) { return madd(acc, splat(x), b); }
 
 // Memory seen as vectors: *as_vec(p) loads or stores VL reals at p, which need not be aligned.
 typedef real vec_u __attribute__((vector_size(kVectorBytes), aligned(alignof(real)), may_alias));
