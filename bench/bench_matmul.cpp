@@ -365,8 +365,12 @@ int main(int argc, char** argv) {
     // Small products from the models: an LSTM step with batch 64 and hidden size 128,
     // (B, C) @ (C, 4H) = (64, 128) @ (128, 512), the matching (64, 512) @ (512, 128), and
     // attention with T = 32 and HS = 64, (T, HS) @ (HS, T), and a (128, 64) @ (64, 128).
+    // And the Transformer's, on a batch of 128 sentences of 20 positions (2560 rows) and width
+    // 128: the feed-forward layer in and out, (2560, 128) @ (128, 512) and (2560, 512) @ (512,
+    // 128), and a projection, (2560, 128) @ (128, 128).
     for (const Shape3& s : {Shape3{64, 128, 512}, Shape3{64, 512, 128}, Shape3{32, 64, 32},
-                            Shape3{128, 64, 128}})
+                            Shape3{128, 64, 128}, Shape3{2560, 128, 512}, Shape3{2560, 512, 128},
+                            Shape3{2560, 128, 128}})
       shapes.push_back(s);
     for (int64_t s : {64, 128, 256, 512}) run_naive(s);
   }

@@ -21,7 +21,8 @@ RNNState GRUCell::step(const Variable& gx, const RNNState& s, const Variable& w_
 }
 
 RNNState GRUCell::forward(const Variable& x, const RNNState& state) {
-  return step(linear(x, weight_ih, bias_ih), start_state(x, state), weight_hh, bias_hh);
+  const RNNState s = start_state(x, state);  // checks x first (arguments' order of evaluation is unspecified)
+  return step(linear(x, weight_ih, bias_ih), s, weight_hh, bias_hh);
 }
 // [docs:end]
 

@@ -78,8 +78,9 @@ struct FreshDir {
 
 TEST_CASE("seqgrad train: SIGTERM and SIGHUP stop it like Ctrl-C, with a resume file and the shell's code") {
   const FreshDir dir;
-  for (const auto& [signo, name, code] : {std::tuple<int, const char*, int>{SIGTERM, "SIGTERM", 143},
-                                          std::tuple<int, const char*, int>{SIGHUP, "SIGHUP", 129}}) {
+  for (const auto& [signo, signal_name, code] : {std::tuple<int, const char*, int>{SIGTERM, "SIGTERM", 143},
+                                                 std::tuple<int, const char*, int>{SIGHUP, "SIGHUP", 129}}) {
+    const std::string name = signal_name;  // (C++17 lambdas, as in CAPTURE, cannot capture a binding)
     CAPTURE(name);
     const Result r = train(lstm_run(kDir + "/m.safetensors"), "epoch 2 ", signo);
     INFO(r.err);

@@ -58,7 +58,8 @@ TEST_CASE("Conv2d matches PyTorch forward and backward: plain, strided and padde
     CAPTURE(c.name);
     const std::string prefix = c.name;
     nn::Conv2d conv(c.options);
-    for (auto& [name, p] : conv.named_parameters()) {
+    for (auto& [key, p] : conv.named_parameters()) {
+      const std::string& name = key;  // (C++17 lambdas, as in REQUIRE_MESSAGE, cannot capture a binding)
       REQUIRE_MESSAGE(f.count(prefix + "." + name), "missing " << prefix << "." << name);
       REQUIRE(f.at(prefix + "." + name).shape() == p.shape());
       p.value().copy_(f.at(prefix + "." + name));

@@ -21,7 +21,8 @@ std::map<std::string, Tensor> fixture() {
 
 // Copies "<prefix>.<name>" from the fixture into every parameter of the layer.
 void load_prefixed(nn::Module& layer, const std::map<std::string, Tensor>& f, const std::string& prefix) {
-  for (auto& [name, p] : layer.named_parameters()) {
+  for (auto& [key, p] : layer.named_parameters()) {
+    const std::string& name = key;  // (C++17 lambdas, as in REQUIRE_MESSAGE, cannot capture a binding)
     const auto it = f.find(prefix + "." + name);
     REQUIRE_MESSAGE(it != f.end(), "missing " << prefix << "." << name);
     REQUIRE(it->second.shape() == p.shape());

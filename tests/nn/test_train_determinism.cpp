@@ -53,7 +53,7 @@ void check_bit_identical(const Result& a, const Result& b) {
 
 TEST_CASE("training is bit-identical on 1, 2 and 3 threads: LSTM with Luong attention, Transformer") {
   const int64_t V = 16;
-  auto make_lstm = [V] {
+  auto make_lstm = [=] {
     return std::make_shared<nn::AttentionSeq2Seq>(nn::AttentionSeq2SeqOptions(V, V)
                                                       .with_cell("lstm")
                                                       .with_score(nn::ScoreKind::General)
@@ -68,7 +68,7 @@ TEST_CASE("training is bit-identical on 1, 2 and 3 threads: LSTM with Luong atte
   check_bit_identical(lstm1, train<nn::AttentionSeq2Seq>(2, make_lstm, lstm_loss, 3));
   check_bit_identical(lstm1, train<nn::AttentionSeq2Seq>(3, make_lstm, lstm_loss, 3));
 
-  auto make_transformer = [V] {
+  auto make_transformer = [=] {
     return std::make_shared<nn::Transformer>(
         nn::TransformerOptions(V, V).with_d_model(64).with_nhead(4).with_dim_feedforward(256).with_num_layers(2).with_dropout(0));
   };

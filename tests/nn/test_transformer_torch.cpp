@@ -32,7 +32,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 void load_prefixed(nn::Module& module, const std::string& prefix) {
   const std::map<std::string, Tensor>& f = fixture();
   size_t loaded = 0;
-  for (auto& [name, p] : module.named_parameters()) {
+  for (auto& [key, p] : module.named_parameters()) {
+    const std::string& name = key;  // (C++17 lambdas, as in REQUIRE_MESSAGE, cannot capture a binding)
     const auto it = f.find(prefix + "." + name);
     REQUIRE_MESSAGE(it != f.end(), "missing " << prefix << "." << name);
     REQUIRE(it->second.shape() == p.shape());

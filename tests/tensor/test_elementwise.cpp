@@ -90,7 +90,9 @@ TEST_CASE("broadcasting agrees with element-by-element indexing on many shape pa
       {{2, 3, 4, 5}, {4, 5}}, {{2, 3, 4, 5}, {2, 1, 1, 5}}, {{1}, {3, 2}},        {{6, 1}, {1, 7}},
       {{2, 1, 3, 1}, {4, 1, 5}}, {{}, {2, 3}},           {{3, 4}, {3, 4}},        {{1, 1, 9}, {2, 3, 1}}};
   manual_seed(5);
-  for (const auto& [sa, sb] : pairs) {
+  for (const auto& pair : pairs) {
+    const Shape& sa = pair.first;  // (not a structured binding: CAPTURE's lambda could not capture it)
+    const Shape& sb = pair.second;
     CAPTURE(sa);
     CAPTURE(sb);
     const Tensor a = randn(sa), b = randn(sb);
