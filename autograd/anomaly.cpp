@@ -68,8 +68,9 @@ std::string bad_element(const Tensor& t, int64_t flat) {
 // ================================================================================================
 // Describing a place in the graph, on one line (the tool prints errors as one line)
 
-// "tanh [2, 3]" for a result, "leaf 'w' [3]" for a named leaf.
-std::string describe(const Variable& v) {
+// "tanh [2, 3]" for a result, "leaf 'w' [3]" for a named leaf. (A Variable, or an Edge to one.)
+template <typename V>
+std::string describe(const V& v) {
   std::ostringstream os;
   os << v.op();
   if (!v.name().empty()) os << " '" << v.name() << "'";
@@ -78,10 +79,11 @@ std::string describe(const Variable& v) {
 }
 
 // The inputs of an op and what made each: "mul [2, 3] <- (tanh [2, 3], leaf 'w' [3]), leaf [] ".
-std::string describe_inputs(const std::vector<Variable>& inputs) {
+template <typename V>
+std::string describe_inputs(const std::vector<V>& inputs) {
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Variable& in = inputs[i];
+    const V& in = inputs[i];
     s += (i ? ", " : "") + describe(in);
     if (!in.node() || in.node()->inputs.empty()) continue;
     s += " <- (";
@@ -94,18 +96,18 @@ std::string describe_inputs(const std::vector<Variable>& inputs) {
 // "mean [] <- mul [4] <- log [4]": the shortest chain of ops from the output down to `target`,
 // found by a breadth-first search (run only when a check has failed). Long chains (an RNN
 // unrolled over many steps) keep their first and last four links.
-std::string path_from(const Variable& root, const Variable& target) {
-  std::unordered_map<const Node*, Variable> parent;  // node -> the Variable whose node uses it
-  std::deque<Variable> queue{root};
-  parent.emplace(root.node().get(), Variable());
+std::string path_from(const Edge& root, const Edge& target) {
+  std::unordered_map<const Node*, const Edge*> parent;  // node -> the Edge whose node uses it
+  std::deque<const Edge*> queue{&root};
+  parent.emplace(root.node().get(), nullptr);
   while (!queue.empty() && !parent.count(target.node().get())) {
-    const Variable v = queue.front();
+    const Edge* v = queue.front();
     queue.pop_front();
-    for (const Variable& in : v.node()->inputs)
-      if (in.node() && parent.emplace(in.node().get(), v).second) queue.push_back(in);
+    for (const Edge& in : v->node()->inputs)
+      if (in.node() && parent.emplace(in.node().get(), v).second) queue.push_back(&in);
   }
   std::vector<std::string> links;
-  for (Variable v = target; v.defined(); v = parent.at(v.node().get())) links.push_back(describe(v));
+  for (const Edge* v = &target; v; v = parent.at(v->node().get())) links.push_back(describe(*v));
   std::string s;
   for (size_t k = links.size(); k-- > 0;) {
     const size_t from_top = links.size() - 1 - k;
@@ -149,10 +151,10 @@ void check_forward_anomaly(const char* op, const Tensor& value, const std::vecto
                                " in its output, shape ", value.shape(), "; its inputs: ", describe_inputs(inputs)));
 }
 
-void check_backward_anomaly(const Variable& root, const Variable& v) {
+void check_backward_anomaly(const Edge& root, const Edge& v) {
   const Node& node = *v.node();
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const Variable& in = node.inputs[i];
+    const Edge& in = node.inputs[i];
     if (!in.requires_grad() || !in.grad().defined()) continue;
     const int64_t bad = first_bad(in.grad());
     if (bad < 0) continue;

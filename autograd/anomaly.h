@@ -35,6 +35,6 @@ class DetectAnomalyGuard {
 void check_forward_anomaly(const char* op, const Tensor& value, const std::vector<Variable>& inputs);
 // ...and the engine calls this after `node` (the Node of `v`) has run its backward, with the
 // output `root` that backward() started from.
-void check_backward_anomaly(const Variable& root, const Variable& v);
+void check_backward_anomaly(const Edge& root, const Edge& v);
 
 }  // namespace seqgrad

@@ -21,17 +21,18 @@ namespace {
 
 // [docs:topological_order]
 // Post-order depth-first search without recursion: each stack entry remembers which input to
-// visit next. Returns every Variable that needs a gradient, inputs before the ops using them.
-std::vector<Variable> topological_order(const Variable& root) {
-  std::vector<Variable> order;
+// visit next. Returns an Edge to every Variable that needs a gradient, inputs before the ops
+// using them. (Edges, not Variables: holding the order must not keep the values alive.)
+std::vector<Edge> topological_order(const Edge& root) {
+  std::vector<Edge> order;
   std::unordered_set<const Node*> visited;
-  std::vector<std::pair<Variable, size_t>> stack{{root, 0}};
+  std::vector<std::pair<Edge, size_t>> stack{{root, 0}};
   if (root.node()) visited.insert(root.node().get());
   while (!stack.empty()) {
     auto& [v, next] = stack.back();
     const std::shared_ptr<Node>& node = v.node();
     if (node && next < node->inputs.size()) {
-      const Variable in = node->inputs[next++];
+      const Edge in = node->inputs[next++];
       if (in.requires_grad() && in.node() && visited.insert(in.node().get()).second) {
         stack.emplace_back(in, 0);  // `v` and `next` may dangle after this; not used again
       } else if (in.requires_grad() && !in.node()) {
@@ -62,14 +63,15 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
   check(seed.shape() == root.shape(), "backward: expected a gradient of shape ", root.shape(),
         " (the output's), got ", seed.shape());
 
-  const std::vector<Variable> order = topological_order(root);
-  for (const Variable& v : order)
+  const Edge root_edge(root);
+  const std::vector<Edge> order = topological_order(root_edge);
+  for (const Edge& v : order)
     check_state(!v.node() || !v.node()->freed, "backward: the graph through '", v.op(),
                 "' was already freed by an earlier backward(); pass retain_graph=true to the first "
                 "backward() to run backward twice");
 
   // The root's gradient enters like any other contribution: it is added.
-  Node seed_node{"backward", {root}, nullptr};
+  Node seed_node{"backward", {root_edge}, nullptr};
   seed_node.add_grad(0, seed);
 
   // [docs:reverse_sweep]
@@ -82,19 +84,19 @@ void BackwardEngine::run(const Variable& root, const Tensor& grad, bool retain_g
     node.freed = true;
   };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Variable v = *it;
+    const Edge& v = *it;
     const std::shared_ptr<Node>& node = v.node();
     if (!node) continue;  // leaves keep their gradient
     const Tensor dout = v.grad();
     if (dout.defined()) node->backward(dout, *node);
-    if (check) check(root, v);
-    if (!v.retains_grad()) v.zero_grad();  // intermediate gradients are done
+    if (check) check(root_edge, v);
+    if (!v.meta().retain_grad) v.meta().grad = Tensor();  // intermediate gradients are done
     // This Node is done too: free it now, while it is still in the cache. (With a hook, the
     // graph is kept to the end: anomaly mode's report walks from the output to a bad gradient.)
     if (!retain_graph && !check) free_node(*node);
   }
   if (!retain_graph && check)
-    for (const Variable& v : order)
+    for (const Edge& v : order)
       if (v.node()) free_node(*v.node());
   // [docs:end]
 }
@@ -106,7 +108,7 @@ std::string graph_to_string(const Variable& root) {
   std::ostringstream os;
   std::unordered_map<const void*, int> ids;  // Nodes already printed get a number
   // Iterative pre-order walk: (variable, depth)
-  std::vector<std::pair<Variable, int>> stack{{root, 0}};
+  std::vector<std::pair<Edge, int>> stack{{Edge(root), 0}};
   while (!stack.empty()) {
     auto [v, depth] = stack.back();
     stack.pop_back();

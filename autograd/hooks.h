@@ -14,14 +14,16 @@
 namespace seqgrad {
 
 class Variable;
+class Edge;
 
 struct AutogradHooks {
   // After an op computes `value` from `inputs` (and before it is recorded). May throw.
   void (*after_forward)(const char* op, const Tensor& value, const std::vector<Variable>& inputs) = nullptr;
-  // After the backward of the Node that made `v`, in a backward() started from `root`. May throw.
-  // While it is set, the engine frees no Node before the sweep ends, so that the hook can still
-  // walk the graph from the root (anomaly mode reports the path to a bad gradient).
-  void (*after_backward)(const Variable& root, const Variable& v) = nullptr;
+  // After the backward of the Node that made `v`, in a backward() started from `root` (both as
+  // the graph keeps them: Edges, variable.h). May throw. While it is set, the engine frees no
+  // Node before the sweep ends, so that the hook can still walk the graph from the root
+  // (anomaly mode reports the path to a bad gradient).
+  void (*after_backward)(const Edge& root, const Edge& v) = nullptr;
 };
 
 // This thread's hooks (all unset by default).

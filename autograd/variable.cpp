@@ -13,33 +13,31 @@ AutogradHooks& autograd_hooks() {
   return hooks;
 }
 
+// A Variable's handles share its value and its AutogradMeta; the Edges of the Nodes that use it
+// share only the AutogradMeta.
 struct Variable::Impl {
   Tensor value;
-  Tensor grad;
-  bool requires_grad = false;
-  bool retain_grad = false;
-  std::shared_ptr<Node> node;  // null for a leaf
-  std::string name;
-
-  ~Impl();
+  std::shared_ptr<AutogradMeta> meta = std::make_shared<AutogradMeta>();
 };
 
-// Destroying the last handle to a long chain (an RNN unrolled over 100,000 steps) would
-// destroy Node -> input Variable -> its Node -> ... recursively and overflow the stack. So a
-// dying Variable detaches its Node and tears the chain down in a loop instead: a Node whose
-// last owner we are hands its inputs' Nodes to the work list before it is destroyed.
-Variable::Impl::~Impl() {
+// Destroying the last owner of a long chain (an RNN unrolled over 100,000 steps) would destroy
+// Node -> input Edge -> its AutogradMeta -> its Node -> ... recursively and overflow the stack.
+// So a dying AutogradMeta detaches its Node and tears the chain down in a loop instead: a Node
+// whose last owner we are hands its inputs' Nodes to the work list before it is destroyed.
+AutogradMeta::~AutogradMeta() {
   std::vector<std::shared_ptr<Node>> pending;
   if (node) pending.push_back(std::move(node));
   while (!pending.empty()) {
     std::shared_ptr<Node> n = std::move(pending.back());
     pending.pop_back();
     if (n.use_count() != 1) continue;  // still owned elsewhere: not ours to tear down
-    for (Variable& in : n->inputs)
-      if (in.impl_ && in.impl_.use_count() == 1 && in.impl_->node) pending.push_back(std::move(in.impl_->node));
-    // `n` is destroyed here; its inputs' Impls die without a Node, so nothing recurses.
+    for (Edge& in : n->inputs)
+      if (in.meta_.use_count() == 1 && in.meta_->node) pending.push_back(std::move(in.meta_->node));
+    // `n` is destroyed here; its inputs' AutogradMetas die without a Node, so nothing recurses.
   }
 }
+
+Edge::Edge(const Variable& v) : meta_(v.impl_->meta), shape_(v.shape()) {}
 
 // ================================================================================================
 // Variable
@@ -47,7 +45,7 @@ Variable::Impl::~Impl() {
 Variable::Variable(Tensor value, bool requires_grad) : impl_(std::make_shared<Impl>()) {
   check(value.defined(), "Variable: expected a defined tensor");
   impl_->value = std::move(value);
-  impl_->requires_grad = requires_grad;
+  impl_->meta->requires_grad = requires_grad;
 }
 
 namespace {
@@ -66,35 +64,36 @@ Tensor& Variable::value() {
 
 const Tensor& Variable::grad() const {
   check(defined(), "Variable: this Variable is undefined (default-constructed)");
-  return impl_->grad;
+  return impl_->meta->grad;
 }
 
 void Variable::set_grad(const Tensor& grad) {
   check(!grad.defined() || grad.shape() == shape(), "set_grad: expected a gradient of shape ", shape(),
         ", got ", grad.shape());
-  impl_->grad = grad;
+  impl_->meta->grad = grad;
 }
 
-void Variable::zero_grad() { impl_->grad = Tensor(); }
+void Variable::zero_grad() { impl_->meta->grad = Tensor(); }
 
-bool Variable::requires_grad() const { return impl_ && impl_->requires_grad; }
+bool Variable::requires_grad() const { return impl_ && impl_->meta->requires_grad; }
 
 void Variable::set_requires_grad(bool requires_grad) {
   check(is_leaf(), "set_requires_grad: only leaf Variables can change requires_grad; this one was made by '",
         op(), "' (use detach() to get a leaf)");
-  impl_->requires_grad = requires_grad;
+  impl_->meta->requires_grad = requires_grad;
 }
 
-bool Variable::is_leaf() const { return defined() && impl_->node == nullptr; }
-void Variable::retain_grad() { impl_->retain_grad = true; }
-bool Variable::retains_grad() const { return impl_->retain_grad; }
+bool Variable::is_leaf() const { return defined() && impl_->meta->node == nullptr; }
+void Variable::retain_grad() { impl_->meta->retain_grad = true; }
+bool Variable::retains_grad() const { return impl_->meta->retain_grad; }
 
-const std::string& Variable::op() const { return impl_->node ? impl_->node->op : kLeafOp; }
-const std::shared_ptr<Node>& Variable::node() const { return impl_->node; }
+const std::string& Variable::op() const { return impl_->meta->node ? impl_->meta->node->op : kLeafOp; }
+const std::shared_ptr<Node>& Variable::node() const { return impl_->meta->node; }
+const std::string& Edge::op() const { return meta_->node ? meta_->node->op : kLeafOp; }
 
-const std::string& Variable::name() const { return impl_->name; }
+const std::string& Variable::name() const { return impl_->meta->name; }
 Variable& Variable::set_name(std::string name) {
-  impl_->name = std::move(name);
+  impl_->meta->name = std::move(name);
   return *this;
 }
 
@@ -105,11 +104,11 @@ Variable Variable::detach() const { return Variable(value(), false); }
 
 // [docs:add_grad]
 void Node::add_grad(size_t i, const Tensor& g) {
-  Variable& in = inputs[i];
+  const Edge& in = inputs[i];
   if (!in.requires_grad()) return;
   check(g.shape() == in.shape(), op, ": gradient for input ", i, " has the wrong shape; expected ",
         in.shape(), ", got ", g.shape());
-  Tensor& acc = in.impl_->grad;
+  Tensor& acc = in.meta().grad;
   if (!acc.defined()) {
     acc = g;  // may share storage with g: the next addition checks is_unique() first
   } else if (acc.is_unique()) {
@@ -122,9 +121,9 @@ void Node::add_grad(size_t i, const Tensor& g) {
 
 // [docs:add_grad_into]
 void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& write) {
-  Variable& in = inputs[i];
+  const Edge& in = inputs[i];
   if (!in.requires_grad()) return;
-  Tensor& acc = in.impl_->grad;
+  Tensor& acc = in.meta().grad;
   auto run = [&](Tensor& out, bool accumulate) {
     try {
       write(out, accumulate);
@@ -140,13 +139,13 @@ void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& wri
 // [docs:end]
 
 void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
-  Variable& in = inputs[i];
+  const Edge& in = inputs[i];
   if (!in.requires_grad()) return;
   Shape expect = in.shape();
-  expect[axis] = g.dim() == in.dim() ? g.shape()[axis] : -1;
+  expect[axis] = g.dim() == static_cast<int64_t>(in.shape().size()) ? g.shape()[axis] : -1;
   check(g.shape() == expect, op, ": gradient for input ", i, " has the wrong shape; expected ", expect, ", got ",
         g.shape());
-  Tensor& acc = in.impl_->grad;
+  Tensor& acc = in.meta().grad;
   if (!acc.defined()) {
     acc = slice_add(in.shape(), axis, start, g);  // the first gradient: zeros around g
     return;
@@ -166,8 +165,11 @@ Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs,
     any = any || in.requires_grad();
   }
   if (!any) return out;
-  out.impl_->requires_grad = true;
-  out.impl_->node = std::make_shared<Node>(Node{op, std::move(inputs), std::move(backward)});
+  // The Node keeps an Edge to each input, not the input: its value stays alive only if the
+  // backward function captured it.
+  std::vector<Edge> edges(inputs.begin(), inputs.end());
+  out.impl_->meta->requires_grad = true;
+  out.impl_->meta->node = std::make_shared<Node>(Node{op, std::move(edges), std::move(backward)});
   return out;
 }
 // [docs:end]

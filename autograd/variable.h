@@ -1,9 +1,11 @@
 // autograd/variable.h - Variable: a Tensor, its gradient, and the Node that made it.
 //
 // Every op on Variables computes its value with tensor/ kernels and, when any input requires a
-// gradient, records a Node: the op's name, its inputs, and a backward function that turns the
-// gradient of the output into gradients of the inputs. backward() (engine.h) walks those Nodes
-// in reverse. A Variable is a handle: copies share the same value, gradient and history.
+// gradient, records a Node: the op's name, an Edge to each input, and a backward function that
+// turns the gradient of the output into gradients of the inputs. backward() (engine.h) walks
+// those Nodes in reverse. A Variable is a handle: copies share the same value, gradient and
+// history. An Edge keeps an input's gradient and history but not its value, so the graph holds
+// only the tensors the backward functions saved (as PyTorch does).
 // What this is not: a tape, or a graph you build before running. The graph is built as the
 // forward pass runs ("define by run"), exactly like PyTorch. Read next: ops.h, engine.h.
 #pragma once
@@ -18,6 +20,22 @@
 namespace seqgrad {
 
 struct Node;
+
+// Everything a Variable is to the graph, except its value (PyTorch's AutogradMeta): the
+// gradient, whether it wants one, the Node that made it, its name. The handles of a Variable
+// share one, and so do the Edges of the Nodes that use it as an input.
+struct AutogradMeta {
+  Tensor grad;                 // d(loss)/d(this), accumulated by backward; undefined until then
+  bool requires_grad = false;
+  bool retain_grad = false;    // keep grad after backward although this is not a leaf
+  std::shared_ptr<Node> node;  // the op that made it; null for a leaf
+  std::string name;            // shown by print_graph
+
+  AutogradMeta() = default;
+  AutogradMeta(const AutogradMeta&) = delete;
+  AutogradMeta& operator=(const AutogradMeta&) = delete;
+  ~AutogradMeta();  // tears a long chain of Nodes down without recursion (variable.cpp)
+};
 
 class Variable {
  public:
@@ -70,21 +88,44 @@ class Variable {
   bool same(const Variable& other) const { return impl_ == other.impl_; }
 
  private:
-  struct Impl;
-  friend struct Node;
-  friend class BackwardEngine;
+  struct Impl;  // the value and a share of the AutogradMeta
+  friend class Edge;
   friend Variable make_result(const char*, Tensor, std::vector<Variable>, std::function<void(const Tensor&, Node&)>);
   std::shared_ptr<Impl> impl_;
 };
 
+// What a Node keeps of one input: the input's shape when the op ran and its AutogradMeta (where
+// its gradient goes, what made it), but not its value. So an intermediate result is freed as
+// soon as no handle and no backward function holds it: a residual sum that only LayerNorm read
+// (LayerNorm saves its normalised input) does not live until backward.
+class Edge {
+ public:
+  explicit Edge(const Variable& v);
+  const Shape& shape() const { return shape_; }
+  bool requires_grad() const { return meta_->requires_grad; }
+  const std::shared_ptr<Node>& node() const { return meta_->node; }
+  bool is_leaf() const { return meta_->node == nullptr; }
+  const std::string& op() const;  // as Variable::op()
+  const std::string& name() const { return meta_->name; }
+  const Tensor& grad() const { return meta_->grad; }
+  // The shared record itself, for the engine (which clears gradients) and Node::add_grad.
+  AutogradMeta& meta() const { return *meta_; }
+
+ private:
+  friend struct AutogradMeta;  // its destructor takes the graph apart
+  std::shared_ptr<AutogradMeta> meta_;
+  Shape shape_;
+};
+
 // The backward function of a Node. It receives the gradient of the Node's output and adds
 // the gradients of its inputs through node.add_grad(i, g). It must capture only Tensors and
-// plain values, never Variables: the Node already holds its inputs.
+// plain values, never Variables: a captured Variable would keep the whole graph below it alive.
+// The tensors it captures are exactly what the graph keeps for backward.
 using BackwardFn = std::function<void(const Tensor& dout, Node& node)>;
 
 struct Node {
   std::string op;
-  std::vector<Variable> inputs;
+  std::vector<Edge> inputs;  // one per input of the op, in order (shapes, gradients; no values)
   BackwardFn backward;
   bool freed = false;  // set once backward() has run without retain_graph
 

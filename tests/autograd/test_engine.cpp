@@ -1,5 +1,6 @@
 // tests/autograd/test_engine.cpp - the backward engine's contract: accumulation, reuse, freed
 // graphs, deep graphs, NoGradGuard, print_graph, and its error messages.
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,23 @@ TEST_CASE("backward frees every node of the graph, also under detect_anomaly; re
       CHECK(v.node()->inputs.empty() == (mode != 2));
     }
     if (mode == 1) CHECK_THROWS_AS(y.backward(), std::runtime_error);
+  }
+}
+
+TEST_CASE("an intermediate value that no backward saved is freed during the forward pass") {
+  Variable x(from_vector({1, 2, 3}), true);
+  Tensor sum_value;
+  Variable y;
+  {
+    const Variable s = x + x;  // add's backward needs nothing of its inputs or its output
+    sum_value = s.value();
+    y = sum(tanh(s));  // tanh's backward keeps its output, not s
+  }
+  CHECK(sum_value.is_unique());  // this test's copy is the last one: the graph kept none
+  y.backward();  // the gradient still reaches x through s's Edge: 2 (1 - tanh(2x)^2)
+  for (int64_t i = 0; i < 3; ++i) {
+    const double t = std::tanh(2.0 * (i + 1));
+    CHECK(x.grad().data()[i] == doctest::Approx(2 * (1 - t * t)).epsilon(1e-6));
   }
 }
 
@@ -230,7 +248,7 @@ namespace {
 std::vector<std::string> forward_ops;
 int backward_calls = 0;
 void record_forward(const char* op, const Tensor&, const std::vector<Variable>&) { forward_ops.push_back(op); }
-void count_backward(const Variable&, const Variable&) { ++backward_calls; }
+void count_backward(const Edge&, const Edge&) { ++backward_calls; }
 }  // namespace
 
 TEST_CASE("autograd hooks see every op's value and every Node's backward, on this thread only") {

@@ -129,7 +129,7 @@ TEST_CASE("linear with a residual equals residual + linear: values and gradients
   // linear node (x W_ih^T + b_ih, no separate bias add): inputs h, W_hh, b_hh, gx.
   nn::LSTMCell cell(4, 6);
   const nn::RNNState s = cell.forward(Variable(randn({2, 4})), nn::RNNState{});
-  const Variable gates = s.h.node()->inputs[0].node()->inputs[0];
+  const Edge gates = s.h.node()->inputs[0].node()->inputs[0];  // the graph keeps Edges, not values
   CHECK(gates.op() == "linear");
   REQUIRE(gates.node()->inputs.size() == 4);
   CHECK(gates.node()->inputs[3].op() == "linear");
