@@ -6,9 +6,13 @@
 #include "autograd/ops.h"
 
 #include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
+#include "tensor/thread_pool.h"
 
 namespace seqgrad {
 
@@ -156,10 +160,36 @@ Variable sigmoid(const Variable& x) {
 }
 
 Variable relu(const Variable& x) {
+  // Backward needs only where x > 0: one byte per element, not x itself (four bytes each). In
+  // a Transformer's feed-forward block x is the largest activation, (B, T, 4C) per layer, and
+  // nothing else keeps it.
   const Tensor xv = x.value();
-  return make_result("relu", relu(xv), {x}, [xv](const Tensor& dout, Node& n) {
+  const int64_t count = xv.numel();
+  auto positive = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(count));
+  Tensor y = Tensor::empty(xv.shape());
+  const real* px = xv.data();
+  uint8_t* pp = positive->data();
+  real* py = y.data();
+  parallel_for(0, count, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+    const real* __restrict x_ = px;  // (__restrict: a byte store could otherwise alias anything)
+    uint8_t* __restrict p_ = pp;
+    real* __restrict y_ = py;
+    for (int64_t i = i0; i < i1; ++i) y_[i] = x_[i] > 0 ? x_[i] : real(0);
+    for (int64_t i = i0; i < i1; ++i) p_[i] = x_[i] > 0;
+  });
+  return make_result("relu", y, {x}, [positive](const Tensor& dout, Node& n) {
     // y = max(x, 0)  =>  dy/dx = 1 where x > 0, else 0
-    n.add_grad(0, map2(xv, dout, [](real xi, real g) { return xi > 0 ? g : real(0); }));
+    Tensor dx = Tensor::empty(dout.shape());
+    const real* pd = dout.data();
+    const uint8_t* pp = positive->data();
+    real* pdx = dx.data();
+    parallel_for(0, dout.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+      const real* __restrict d_ = pd;
+      const uint8_t* __restrict p_ = pp;
+      real* __restrict dx_ = pdx;
+      for (int64_t i = i0; i < i1; ++i) dx_[i] = p_[i] ? d_[i] : real(0);
+    });
+    n.add_grad(0, dx);
   });
 }
 
