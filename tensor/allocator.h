@@ -11,7 +11,8 @@
 //
 // The cache is bounded by what is in use: whenever a block is released or a new one is made,
 // cached blocks go back to the system until in use plus cached is at most the most ever in use
-// at once plus a quarter, plus 64 MiB; the size classes not asked for the longest go first. A training loop of fixed shapes fits and always hits;
+// at once plus an eighth, plus 32 MiB; the size classes not asked for the longest go first. A
+// training loop of fixed shapes fits and always hits;
 // one whose batches change length (a real corpus) no longer keeps a block of every size it
 // ever met. A request whose own class has no block may take a cached block up to a quarter
 // bigger (twice as big from 64 KiB up), since a new batch length changes every size a little.
@@ -72,8 +73,8 @@ struct AllocatorStats {
   int64_t cached_bytes = 0;       // held in free lists right now
   int64_t in_use_bytes = 0;       // handed out and not yet released (size classes)
   int64_t peak_in_use_bytes = 0;  // the most in use at any one time so far
-  // What in use + cached may reach: peak_in_use * 5/4 + 64 MiB (caching builds only).
-  int64_t limit_bytes() const { return peak_in_use_bytes + peak_in_use_bytes / 4 + (int64_t(64) << 20); }
+  // What in use + cached may reach: peak_in_use * 9/8 + 32 MiB (caching builds only).
+  int64_t limit_bytes() const { return peak_in_use_bytes + peak_in_use_bytes / 8 + (int64_t(32) << 20); }
 };
 AllocatorStats allocator_stats();
 // Return every cached block to the system (as torch.cuda.empty_cache()).
