@@ -1,7 +1,7 @@
 // bench/bench_flags.h - the command lines of bench_train, bench_cores and bench_bpe, parsed
 // apart from running them, so that tests/bench/test_bench_flags.cpp can pin every message a
 // mistyped flag gets.
-//   bench_train --workload lstm_attn|transformer  --threads T or T1,T2,...  --steps N  --warmup W  --decode
+//   bench_train --workload lstm_attn|transformer|transformer_varlen  --threads T or T1,T2,...  --steps N  --warmup W  --decode
 //   bench_cores [--threads T]
 //   bench_bpe CORPUS.tsv [MERGES]   or   bench_bpe --zipf N [MERGES]
 #pragma once
@@ -78,8 +78,8 @@ inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& a
     else
       detail::fail("unknown flag '" + flag + "'");
   }
-  if (f.workload != "lstm_attn" && f.workload != "transformer")
-    detail::fail("--workload expects lstm_attn or transformer, got '" + f.workload + "'");
+  if (f.workload != "lstm_attn" && f.workload != "transformer" && f.workload != "transformer_varlen")
+    detail::fail("--workload expects lstm_attn, transformer or transformer_varlen, got '" + f.workload + "'");
   if (f.decode && f.workload != "transformer") detail::fail("--decode needs --workload transformer");
   if (f.decode && f.threads.size() > 1)
     detail::fail("--decode takes one thread count, got a list of " + std::to_string(f.threads.size()));

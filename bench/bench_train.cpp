@@ -1,7 +1,7 @@
-// bench/bench_train.cpp - how long one training step of the two standard workloads takes.
+// bench/bench_train.cpp - how long one training step of the standard workloads takes.
 //
 // The workloads are fixed, so that figures compare over time and against PyTorch
-// (bench/bench_train_torch.py builds the same two models). Both: source and target vocabulary
+// (bench/bench_train_torch.py builds the same models). All: source and target vocabulary
 // 40, batch 64, source and target length 20, teacher forcing, mean cross-entropy over the
 // target tokens, Adam with learning rate 1e-3, random token ids, float32. One step is forward +
 // backward + optimizer step.
@@ -13,8 +13,15 @@
 //   transformer  width 128, 4 heads, feed-forward 512 with ReLU, 2 encoder + 2 decoder layers,
 //                post-norm, sinusoidal positions added to embeddings scaled by sqrt(128), causal
 //                mask on the decoder, dropout 0.
+//   transformer_varlen  the same model, but every step (warm-up included) draws its source
+//                length S and target length T anew, each from 2 to 21, as a corpus of
+//                sentences of every length does: nearly every tensor changes size from step to
+//                step, which is what a caching allocator must not hoard memory on. The lengths
+//                come from the generator below (varlen_lengths), which the PyTorch side
+//                repeats, so both run the same shapes in the same order. Its peak_rss_mb is
+//                the figure to compare.
 //
-//   make bench && build/bench_train --workload lstm_attn|transformer [--threads T[,T...]]
+//   make bench && build/bench_train --workload lstm_attn|transformer|transformer_varlen [--threads T[,T...]]
 //                                   [--steps N] [--warmup W] [--decode]
 // prints one line
 //   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
@@ -140,6 +147,17 @@ double peak_rss_mb() {
   return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
 }
 
+// transformer_varlen's lengths: step k's (S, T), each from 2 to 21, drawn by a 31-bit linear
+// congruential generator (glibc rand's constants) that bench_train_torch.py repeats exactly:
+//   x <- (1103515245 x + 12345) mod 2^31,   length = 2 + (x >> 16) mod 20
+struct VarlenLengths {
+  uint64_t x = 1;  // the seed
+  int64_t next() {
+    x = (1103515245 * x + 12345) % (uint64_t(1) << 31);
+    return 2 + static_cast<int64_t>((x >> 16) % 20);
+  }
+};
+
 // One step: fresh random data, forward, loss, backward, Adam. Returns the loss.
 using StepFn = std::function<real()>;
 
@@ -165,6 +183,19 @@ StepFn make_step(const std::string& workload, std::shared_ptr<nn::Module>& keep,
   keep = model;
   optimizer = std::make_unique<nn::Adam>(model->parameters(), nn::AdamOptions(1e-3));
   nn::Adam* opt = optimizer.get();
+  if (workload == "transformer_varlen") {
+    auto lengths = std::make_shared<VarlenLengths>();
+    return [model, opt, lengths]() -> real {
+      const int64_t S = lengths->next(), T = lengths->next();
+      const Tensor src = random_ids(kBatch, S), tgt = random_ids(kBatch, T + 1);
+      const Tensor tgt_in = slice(tgt, 1, 0, T), tgt_out = slice(tgt, 1, 1, T + 1);
+      opt->zero_grad();
+      Variable loss = cross_entropy(model->forward(src, std::vector<int64_t>(kBatch, S), tgt_in), tgt_out);
+      loss.backward();
+      opt->step();
+      return loss.item();
+    };
+  }
   return [model, opt, src_lengths]() -> real {
     const Tensor src = random_ids(kBatch, kSrcLen), tgt = random_ids(kBatch, kTgtLen + 1);
     const Tensor tgt_in = slice(tgt, 1, 0, kTgtLen), tgt_out = slice(tgt, 1, 1, kTgtLen + 1);
@@ -208,7 +239,8 @@ int main(int argc, char** argv) {
     flags = bench::parse_train_bench_flags(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr,
-                 "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer [--threads T[,T...]] "
+                 "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer|transformer_varlen "
+                 "[--threads T[,T...]] "
                  "[--steps N] [--warmup W] [--decode]\n",
                  e.what());
     return 2;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/bench_train_torch.py - the PyTorch side of bench_train: the same two workloads.
+"""bench/bench_train_torch.py - the PyTorch side of bench_train: the same workloads.
 
 Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line,
 followed by PyTorch's version and the BLAS library it used (see blas_library below):
@@ -37,6 +37,19 @@ except ImportError:
     sys.exit("bench_train_torch: PyTorch is not installed (apt-get install python3-torch)")
 
 VOCAB, BATCH, SRC_LEN, TGT_LEN = 40, 64, 20, 20
+MAX_VARLEN = 21  # transformer_varlen's longest source or target
+
+
+class VarlenLengths:
+    """transformer_varlen's lengths, drawn exactly as bench_train.cpp's VarlenLengths draws them:
+    x <- (1103515245 x + 12345) mod 2^31, length = 2 + (x >> 16) mod 20, from x = 1."""
+
+    def __init__(self):
+        self.x = 1
+
+    def next(self):
+        self.x = (1103515245 * self.x + 12345) % (1 << 31)
+        return 2 + (self.x >> 16) % 20
 
 
 class LstmAttn(nn.Module):
@@ -94,13 +107,15 @@ class TransformerModel(nn.Module):
                                           dim_feedforward=512, dropout=0.0, batch_first=True)
         self.generator = nn.Linear(C, VOCAB)
         self.register_buffer("pe", sinusoidal(256, C))
-        self.register_buffer("causal", torch.triu(torch.full((TGT_LEN, TGT_LEN), float("-inf")), 1))
+        longest = max(TGT_LEN, MAX_VARLEN)
+        self.register_buffer("causal", torch.triu(torch.full((longest, longest), float("-inf")), 1))
 
     def forward(self, src, tgt_in):
         scale = math.sqrt(self.C)
+        T = tgt_in.shape[1]
         s = self.src_embed(src) * scale + self.pe[: src.shape[1]]
-        t = self.tgt_embed(tgt_in) * scale + self.pe[: tgt_in.shape[1]]
-        return self.generator(self.transformer(s, t, tgt_mask=self.causal))
+        t = self.tgt_embed(tgt_in) * scale + self.pe[:T]
+        return self.generator(self.transformer(s, t, tgt_mask=self.causal[:T, :T]))
 
 
 def blas_library():
@@ -134,7 +149,7 @@ def blas_library():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", choices=["lstm_attn", "transformer"])
+    parser.add_argument("--workload", choices=["lstm_attn", "transformer", "transformer_varlen"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -153,10 +168,12 @@ def main():
     model = LstmAttn() if args.workload == "lstm_attn" else TransformerModel()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
+    lengths = VarlenLengths() if args.workload == "transformer_varlen" else None
 
     def step():
-        src = torch.randint(4, VOCAB, (BATCH, SRC_LEN))
-        tgt = torch.randint(4, VOCAB, (BATCH, TGT_LEN + 1))
+        S, T = (lengths.next(), lengths.next()) if lengths else (SRC_LEN, TGT_LEN)
+        src = torch.randint(4, VOCAB, (BATCH, S))
+        tgt = torch.randint(4, VOCAB, (BATCH, T + 1))
         optimizer.zero_grad()
         logits = model(src, tgt[:, :-1])
         loss = loss_fn(logits.reshape(-1, VOCAB), tgt[:, 1:].reshape(-1))

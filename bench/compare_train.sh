@@ -1,13 +1,16 @@
 #!/bin/sh
-# bench/compare_train.sh - seqgrad against PyTorch on the two standard training workloads.
+# bench/compare_train.sh - seqgrad against PyTorch on the standard training workloads.
 #
 # Runs, ROUNDS times (default 3), for each workload and for 1 and 2 threads, PyTorch's side
 # (bench/bench_train_torch.py) and then seqgrad's (build/bench_train), alternating so that a
 # change in the machine's load hits both sides alike. Prints every raw line, then a table of
 # the medians over the rounds with the ratios the performance chapter reports:
 #   seqgrad / PyTorch on the same thread count, and seqgrad's 1-thread / 2-thread speed-up;
-# and a second table with those ratios round by round and their medians (and a third, below,
-# with the speed of the cores at the start of each round). Each round also runs
+# and a second table with those ratios round by round and their medians (a third, below,
+# with the speed of the cores at the start of each round, and a fourth with the peak memory
+# of both sides on transformer_varlen, the Transformer on batches whose lengths change every
+# step, run on 1 thread in each round; PyTorch's figure includes the ~240 MB that importing
+# torch takes before any step). Each round also runs
 # `bench_train --threads 1,2`, which alternates 1 and 2 threads step by step in one process:
 # its speed-up compares steps milliseconds apart, which the machine's other load hits alike.
 #
@@ -85,6 +88,13 @@ for r in $(seq "$ROUNDS"); do
         [ -n "$ratio" ] || { echo "compare_train: $OURS --threads 1,2 printed no interleaved ratio" >&2; exit 1; }
         echo "round=$r side=interleaved workload=$w speedup=$ratio steal=$steal" | tee -a "$RAW"
     done
+    w=transformer_varlen
+    before=$(cpu_ticks)
+    line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads 1 2>/dev/null)
+    echo "round=$r side=torch $line steal=$(steal_since "$before")" | tee -a "$RAW"
+    before=$(cpu_ticks)
+    line=$("$OURS" --workload "$w" --threads 1 2>/dev/null)
+    echo "round=$r side=seqgrad $line steal=$(steal_since "$before")" | tee -a "$RAW"
 done
 echo "# done $(date -u '+%H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -115,6 +125,7 @@ field("side") == "interleaved" {
     key = field("side") " " field("workload") " " field("threads")
     vals[key] = vals[key] " " field("ms_per_step")
     rss[key] = field("peak_rss_mb")
+    rss_all[key] = rss_all[key] " " field("peak_rss_mb")
     if (field("steal") ~ /%$/) steals[key] = steals[key] " " (field("steal") + 0)
     ms[key " " field("round")] = field("ms_per_step")
     if (field("round") + 0 > rounds) rounds = field("round") + 0
@@ -156,4 +167,11 @@ END {
     # then on both at once. Equal numbers: both cores ran at full speed at the moment of the probe.
     printf "\n| round | build/bench_cores: one core alone; both cores together |\n|---:|---|\n"
     for (r = 1; r <= rounds; r++) printf "| %d | %s |\n", r, probe[r]
+    # Memory on batches of changing length: the medians over the rounds, 1 thread.
+    w = "transformer_varlen"
+    printf "\n| workload | threads | PyTorch ms/step | seqgrad ms/step | PyTorch peak RSS MB | seqgrad peak RSS MB |"
+    printf " seqgrad / PyTorch peak RSS |\n|---|---:|---:|---:|---:|---:|---:|\n"
+    pr = median_of(rss_all["torch " w " 1"]); sr = median_of(rss_all["seqgrad " w " 1"])
+    printf "| %s | 1 | %.1f | %.1f | %.1f | %.1f | %.2f |\n", w, median("torch " w " 1"), median("seqgrad " w " 1"),
+           pr, sr, sr / pr
 }' "$RAW"

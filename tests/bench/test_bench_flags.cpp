@@ -40,12 +40,13 @@ TEST_CASE("bench_train flags: defaults, one thread count, and a list to interlea
   CHECK(f.steps == 7);
   CHECK(f.warmup == 0);
   CHECK(parse_train_bench_flags({"--workload", "transformer", "--decode", "--threads", "2"}).decode);
+  CHECK(parse_train_bench_flags({"--workload", "transformer_varlen"}).workload == "transformer_varlen");
 }
 
 TEST_CASE("bench_train flags: each mistake is named with what was expected and what was given") {
   auto message = [](const std::vector<std::string>& args) { return message_of(parse_train_bench_flags, args); };
-  CHECK(message({}) == "--workload expects lstm_attn or transformer, got ''");
-  CHECK(message({"--workload", "rnn"}) == "--workload expects lstm_attn or transformer, got 'rnn'");
+  CHECK(message({}) == "--workload expects lstm_attn, transformer or transformer_varlen, got ''");
+  CHECK(message({"--workload", "rnn"}) == "--workload expects lstm_attn, transformer or transformer_varlen, got 'rnn'");
   CHECK(message({"--workload"}) == "flag '--workload' is unknown or has no value");
   CHECK(message({"--workload", "lstm_attn", "--batch", "3"}) == "unknown flag '--batch'");
   CHECK(message({"--workload", "lstm_attn", "--steps", "0"}) == "--steps expects a whole number >= 1, got '0'");
