@@ -9,7 +9,7 @@
 # and a second table with those ratios round by round and their medians (a third, below,
 # with the speed of the cores at the start of each round, and a fourth with the peak memory
 # of both sides on transformer_varlen, the Transformer on batches whose lengths change every
-# step, run on 1 thread in each round; PyTorch's figure includes the ~240 MB that importing
+# step, run on 1 thread in each round; PyTorch's figure includes the ~235 MB that importing
 # torch takes before any step). Each round also runs
 # `bench_train --threads 1,2`, which alternates 1 and 2 threads step by step in one process:
 # its speed-up compares steps milliseconds apart, which the machine's other load hits alike.
