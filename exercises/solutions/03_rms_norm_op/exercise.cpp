@@ -9,8 +9,9 @@ Variable rms_norm(const Variable& x, const Variable& weight, real eps) {
   const Tensor xv = x.value(), w = weight.value();
   const Tensor r = sqrt(mean(xv * xv, -1, /*keepdim=*/true) + eps);  // (..., 1)
   const Tensor x_hat = xv / r;                                       // (..., C)
-  // Saved for backward: x_hat and r (what a composition would keep alive besides: x * x, the
-  // mean, the sum before sqrt, and x_hat * weight's inputs, one tensor per node).
+  // Saved for backward: x_hat and r. The composition keeps x besides (x * x and x / r save it)
+  // and records six nodes; x * x, the mean and the sum before sqrt it lets go once the next op
+  // has read them, since a Node keeps no input's value, only what its backward captured.
   return make_result("rms_norm", x_hat * w, {x, weight}, [x_hat, r, w](const Tensor& dy, Node& n) {
     // y = x_hat * weight,  x_hat = x / r,  r = sqrt(mean(x^2) + eps), per row of C elements.
     // With g = dy * weight (the gradient reaching x_hat):
