@@ -43,7 +43,7 @@ struct Config {
 
 Config parse(int argc, char** argv) {
   const cli::Args a("06_transformer", "06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]",
-                    {{"steps", "3000", "training steps"},
+                    {{"steps", "2000", "training steps"},
                      {"beam", "4", "beam width for the test set (1 = greedy)"},
                      {"post-norm", "false", "LayerNorm after each residual, as the original paper", true},
                      {"quick", "false", "300 steps, 300 test pairs", true},
