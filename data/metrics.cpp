@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tensor/check.h"
@@ -151,6 +152,54 @@ std::string bucket_table(const BucketResults& results, const std::vector<std::st
     out << "\n";
   }
   return out.str();
+}
+
+std::string bucket_table_over_runs(const std::vector<BucketResults>& runs, const std::vector<std::string>& columns,
+                                   int64_t width, int64_t max_len, int column_width) {
+  check(!runs.empty(), "bucket_table_over_runs: expected at least one run");
+  check(!columns.empty(), "bucket_table_over_runs: expected at least one column");
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (const std::string& c : columns)
+      check(runs[r].count(c) == 1, "bucket_table_over_runs: expected results for column '", c, "' in run ", r + 1,
+            " of ", runs.size());
+  // The rows are the buckets any run of any column has.
+  std::set<int64_t> buckets;
+  for (const BucketResults& run : runs)
+    for (const std::string& c : columns)
+      for (const auto& [bucket, acc] : run.at(c)) buckets.insert(bucket);
+  std::ostringstream out;
+  out << "length ";
+  for (const std::string& c : columns) out << std::setw(column_width) << c;
+  out << "\n" << std::fixed << std::setprecision(2);
+  for (const int64_t bucket : buckets) {
+    out << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + width - 1, max_len) << "  ";
+    for (const std::string& c : columns) {
+      double sum = 0, lo = 1, hi = 0;
+      for (const BucketResults& run : runs) {
+        const auto& acc = run.at(c);
+        const auto it = acc.find(bucket);
+        const double x = it == acc.end() ? 0.0 : it->second;
+        sum += x;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+      std::ostringstream cell;
+      cell << std::fixed << std::setprecision(2) << sum / static_cast<double>(runs.size()) << " (" << lo << "-" << hi
+           << ")";
+      out << std::setw(column_width) << cell.str();
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+BucketResults bucket_mean(const std::vector<BucketResults>& runs) {
+  check(!runs.empty(), "bucket_mean: expected at least one run");
+  BucketResults mean;
+  for (const BucketResults& run : runs)
+    for (const auto& [column, acc] : run)
+      for (const auto& [bucket, x] : acc) mean[column][bucket] += x / static_cast<double>(runs.size());
+  return mean;
 }
 
 std::pair<std::vector<double>, std::vector<double>> bucket_curve(const std::map<int64_t, double>& accuracy,

@@ -12,6 +12,8 @@
 //   LengthBuckets    counts right and wrong outputs per bucket of source lengths
 //   bucket_table     the table those examples print, one row per bucket, one column per model
 //   bucket_curve     the same figures as the x and y of a plot line
+//   bucket_table_over_runs, bucket_mean   the table over several training runs (seeds): each
+//                    cell the mean and the range, and the means alone for a plot
 #pragma once
 
 #include <cstdint>
@@ -56,6 +58,18 @@ class LengthBuckets {
 using BucketResults = std::map<std::string, std::map<int64_t, double>>;  // column -> accuracy()
 std::string bucket_table(const BucketResults& results, const std::vector<std::string>& columns, int64_t width,
                          int64_t max_len, int column_width = 10);
+
+// The same table over several runs of the same experiment (one BucketResults per seed): each
+// cell is the mean over the runs and, in brackets, the lowest and the highest run, 2 decimals:
+//   length            seq2seq
+//    3- 7    0.99 (0.98-1.00)
+// One run is a model's luck; a difference between columns smaller than their ranges is not a
+// ranking. Every run must have every column; a bucket a run lacks counts as 0, as above.
+std::string bucket_table_over_runs(const std::vector<BucketResults>& runs, const std::vector<std::string>& columns,
+                                   int64_t width, int64_t max_len, int column_width = 18);
+
+// The mean over the runs, column by column and bucket by bucket (for bucket_curve).
+BucketResults bucket_mean(const std::vector<BucketResults>& runs);
 
 // The points of one model's line: x the middle of each bucket, y its exact match.
 std::pair<std::vector<double>, std::vector<double>> bucket_curve(const std::map<int64_t, double>& accuracy,

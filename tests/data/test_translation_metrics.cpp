@@ -107,6 +107,31 @@ TEST_CASE("exact match by source length: buckets, the table and the curve") {
                     "bucket_table: expected results for column 'missing'");
 }
 
+TEST_CASE("bucket_table_over_runs: mean and range per cell over seeds; bucket_mean for the plot") {
+  const BucketResults seed1{{"plain", {{3, 1.0}, {8, 0.5}}}, {"other", {{3, 0.9}, {8, 0.0}}}};
+  const BucketResults seed2{{"plain", {{3, 0.8}, {8, 0.25}}}, {"other", {{3, 1.0}}}};  // no 8-12 bucket: 0
+  const BucketResults seed3{{"plain", {{3, 0.9}, {8, 0.75}}}, {"other", {{3, 0.5}, {8, 0.3}}}};
+  CHECK(bucket_table_over_runs({seed1, seed2, seed3}, {"plain", "other"}, 5, 10) ==
+        "length              plain             other\n"
+        " 3- 7    0.90 (0.80-1.00)  0.80 (0.50-1.00)\n"
+        " 8-10    0.50 (0.25-0.75)  0.10 (0.00-0.30)\n");
+  const BucketResults mean = bucket_mean({seed1, seed2, seed3});
+  CHECK(mean.at("plain").at(3) == doctest::Approx(0.9));
+  CHECK(mean.at("plain").at(8) == doctest::Approx(0.5));
+  CHECK(mean.at("other").at(8) == doctest::Approx(0.1));
+  // One run: its own figures, each range a single point.
+  CHECK(bucket_table_over_runs({seed1}, {"plain"}, 5, 10) ==
+        "length              plain\n"
+        " 3- 7    1.00 (1.00-1.00)\n"
+        " 8-10    0.50 (0.50-0.50)\n");
+
+  CHECK_THROWS_WITH(bucket_table_over_runs({}, {"plain"}, 5, 10), "bucket_table_over_runs: expected at least one run");
+  CHECK_THROWS_WITH(bucket_table_over_runs({seed1}, {}, 5, 10), "bucket_table_over_runs: expected at least one column");
+  CHECK_THROWS_WITH(bucket_table_over_runs({seed1, {{"plain", {{3, 1.0}}}}}, {"plain", "other"}, 5, 10),
+                    "bucket_table_over_runs: expected results for column 'other' in run 2 of 2");
+  CHECK_THROWS_WITH(bucket_mean({}), "bucket_mean: expected at least one run");
+}
+
 TEST_CASE("auc: the share of (positive, negative) pairs ranked right, ties counting half") {
   CHECK(data::auc({0.9, 0.8, 0.3, 0.1}, {1, 1, 0, 0}) == 1.0);  // every positive above every negative
   CHECK(data::auc({0.1, 0.3, 0.8, 0.9}, {1, 1, 0, 0}) == 0.0);
