@@ -104,6 +104,28 @@ int64_t Args::integer(const std::string& name, int64_t lo, int64_t hi) const {
   return n;
 }
 
+std::vector<int64_t> Args::integers(const std::string& name, int64_t lo, int64_t hi) const {
+  const std::string v = text(name);
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (true) {  // one item per comma, so "1,,2" and "1," have an empty item
+    const size_t comma = v.find(',', start);
+    const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(item.c_str(), &end, 10);
+    check(!item.empty() && *end == '\0' && errno == 0 && n >= lo && n <= hi, program_, ": --", name,
+          " expects comma-separated whole numbers from ", lo, " to ", hi, ", got '", v, "'");
+    // The same number twice would count one run twice: a list of runs has no repeats.
+    check(std::find(out.begin(), out.end(), n) == out.end(), program_, ": --", name, " lists ", n, " twice, in '", v,
+          "'");
+    out.push_back(n);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 double Args::number(const std::string& name, double lo, double hi) const {
   const std::string v = text(name);
   char* end = nullptr;

@@ -39,6 +39,8 @@ class Args {
   std::string text(const std::string& name) const;
   int64_t integer(const std::string& name, int64_t lo, int64_t hi) const;
   double number(const std::string& name, double lo, double hi) const;
+  // A comma-separated list of distinct whole numbers, each in [lo, hi]: "--seeds 1,2,3".
+  std::vector<int64_t> integers(const std::string& name, int64_t lo, int64_t hi) const;
   bool on(const std::string& name) const;  // a switch
   // text(name) must be one of `choices`.
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;

@@ -16,8 +16,9 @@ cli::Args example_args(std::vector<std::string> words) {
   words.insert(words.begin(), "build/examples/06_transformer");
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
-  return cli::Args("06_transformer", "06_transformer [--steps N] [--quick] [--out DIR]",
+  return cli::Args("06_transformer", "06_transformer [--steps N] [--seeds S,S,...] [--quick] [--out DIR]",
                    {{"steps", "3000", "training steps"},
+                    {"seeds", "42", "seeds, comma-separated"},
                     {"quick", "false", "fewer steps", true},
                     {"out", "build/out", "folder for the SVGs"}},
                    static_cast<int>(argv.size()), argv.data());
@@ -55,5 +56,22 @@ TEST_CASE("an example's flag mistakes name the program and the flag") {
   CHECK_THROWS_WITH_AS(example_args({"--steps", "ten"}).integer("steps", 1, 1000000),
                        "06_transformer: --steps expects a whole number from 1 to 1000000, got 'ten'", std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({}).choice("out", {"a", "b"}), "06_transformer: --out expects one of a, b, got 'build/out'",
+                       std::invalid_argument);
+}
+
+TEST_CASE("an example's --seeds: a comma-separated list of distinct whole numbers") {
+  CHECK(example_args({}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{42});
+  CHECK(example_args({"--seeds", "1,2,3"}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{1, 2, 3});
+  CHECK(example_args({"--seeds=7,0"}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{7, 0});
+  for (const char* bad : {"", "1,,2", "1,", ",1", "one", "1.5", "-1", "4294967296"})
+    CHECK_THROWS_WITH_AS(example_args({"--seeds", bad}).integers("seeds", 0, 4294967295),
+                         ("06_transformer: --seeds expects comma-separated whole numbers from 0 to 4294967295, got '" +
+                          std::string(bad) + "'").c_str(),
+                         std::invalid_argument);
+  // The same seed twice would count one run twice and narrow the range.
+  CHECK_THROWS_WITH_AS(example_args({"--seeds", "1,2,1"}).integers("seeds", 0, 4294967295),
+                       "06_transformer: --seeds lists 1 twice, in '1,2,1'", std::invalid_argument);
+  // A list written with spaces leaves words over.
+  CHECK_THROWS_WITH_AS(example_args({"--seeds", "1", "2"}), "06_transformer: unexpected argument '2' (see '06_transformer --help')",
                        std::invalid_argument);
 }
