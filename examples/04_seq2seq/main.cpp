@@ -4,9 +4,10 @@
 // final state, the context vector; a decoder GRU, started from that vector, writes the
 // sequence reversed. Trained on lengths 3-30, then scored by exact match per source-length
 // bucket: accuracy falls as sources grow, because one fixed-size vector must hold them all.
-// The pre-attention tricks can be switched on: reading the source backwards, or twice.
+// The pre-attention tricks can be switched on: reading the source backwards, or twice. With
+// --seeds 1,2,3 every model trains once per seed and the table shows mean and range.
 //   build/examples/04_seq2seq [--trick none|reverse|double|all] [--task reverse|copy]
-//                             [--steps N] [--quick] [--out DIR]
+//                             [--steps N] [--seeds S,S,...] [--quick] [--out DIR]
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -35,13 +36,16 @@ struct Config {
   int64_t steps = 3000, batch = 64, min_len = 3, max_len = 30, symbols = 10, hidden = 128, embed = 32;
   int64_t train_pairs = 20000, test_pairs = 1200;
   real lr = real(0.002);
+  std::vector<int64_t> seeds{42};  // one training run per seed (the initial weights)
 };
 
 Config parse(int argc, char** argv) {
-  const cli::Args a("04_seq2seq", "04_seq2seq [--trick none|reverse|double|all] [--task T] [--steps N] [--quick] [--out DIR]",
+  const cli::Args a("04_seq2seq",
+                    "04_seq2seq [--trick none|reverse|double|all] [--task T] [--steps N] [--seeds S,S,...] [--quick] [--out DIR]",
                     {{"trick", "none", "how the encoder reads the source: none, reverse, double, or all three"},
                      {"task", "reverse", "the toy task: copy, reverse, sort, date, en-zh or en-fr"},
                      {"steps", "3000", "training steps"},
+                     {"seeds", "42", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"quick", "false", "200 steps, 300 test pairs", true},
                      {"out", "build/out", "folder for the SVG"}},
                     argc, argv);
@@ -50,6 +54,7 @@ Config parse(int argc, char** argv) {
   c.task = a.choice("task", {"copy", "reverse", "sort", "date", "en-zh", "en-fr"});
   c.steps = a.on("quick") && !a.given("steps") ? 200 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 300;
+  c.seeds = a.integers("seeds", 0, 4294967295);
   c.out_dir = a.text("out");
   return c;
 }
@@ -65,11 +70,11 @@ std::vector<int64_t> apply_trick(std::vector<int64_t> src, const std::string& tr
 }
 
 // ===============================================================================================
-// One experiment: train a model with one trick, return exact match per length bucket.
+// One experiment: train a model with one trick from one seed, return exact match per length bucket.
 
-std::map<int64_t, double> run(const Config& c, const std::string& trick, const data::Vocab& vocab,
+std::map<int64_t, double> run(const Config& c, const std::string& trick, int64_t seed, const data::Vocab& vocab,
                               const data::EncodedPairs& train, const data::EncodedPairs& test) {
-  manual_seed(42);
+  manual_seed(static_cast<uint64_t>(seed));
   nn::Seq2Seq model(nn::Seq2SeqOptions(vocab.size(), vocab.size()).with_hidden_size(c.hidden).with_embed_dim(c.embed));
   nn::Adam opt(model.parameters(), nn::AdamOptions(c.lr));
 
@@ -78,7 +83,7 @@ std::map<int64_t, double> run(const Config& c, const std::string& trick, const d
   std::vector<int64_t> lengths;
   for (const auto& s : seen.src) lengths.push_back(static_cast<int64_t>(s.size()));
 
-  viz::ProgressBar bar(c.steps, "train " + trick);
+  viz::ProgressBar bar(c.steps, "train " + trick + (c.seeds.size() > 1 ? ", seed " + std::to_string(seed) : ""));
   int64_t step = 0;
   for (uint64_t epoch = 0; step < c.steps; ++epoch)
     for (const auto& idx : data::make_batches(lengths, c.batch, epoch)) {
@@ -124,13 +129,18 @@ int main(int argc, char** argv) {
     // Train and evaluate each requested variant
     std::vector<std::string> tricks = c.trick == "all" ? std::vector<std::string>{"none", "reverse", "double"}
                                                        : std::vector<std::string>{c.trick};
-    data::BucketResults results;
-    for (const std::string& trick : tricks) results[trick] = run(c, trick, vocab, train, test);
+    std::vector<data::BucketResults> runs(c.seeds.size());  // one per seed
+    for (size_t s = 0; s < c.seeds.size(); ++s)
+      for (const std::string& trick : tricks) runs[s][trick] = run(c, trick, c.seeds[s], vocab, train, test);
 
     // ---------------------------------------------------------------------------------------------
-    // Report: one row per length bucket, one column per variant
-    std::cout << "\nexact match by source length (" << c.task << ", " << c.steps << " steps)\n";
-    std::cout << data::bucket_table(results, tricks, 5, c.max_len);
+    // Report: one row per length bucket, one column per variant (over several seeds: mean and
+    // range); the plot draws the means
+    std::cout << "\nexact match by source length (" << c.task << ", " << c.steps << " steps)"
+              << examples::over_seeds(c.seeds) << "\n";
+    std::cout << (runs.size() == 1 ? data::bucket_table(runs[0], tricks, 5, c.max_len)
+                                   : data::bucket_table_over_runs(runs, tricks, 5, c.max_len));
+    data::BucketResults results = data::bucket_mean(runs);
     viz::LinePlot plot("Seq2seq without attention: exact match vs. source length", "source length", "exact match");
     for (const auto& t : tricks) {
       const auto [x, y] = data::bucket_curve(results[t], 5);

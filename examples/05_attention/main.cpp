@@ -6,8 +6,10 @@
 // encoder-decoder and Luong-style attention with several score functions (and, on request,
 // Bahdanau's decoder, local-p, local-m and hard attention), print exact match per length bucket for
 // each, draw the table as one SVG, and show the alignment of one long example as a heatmap.
-// Two models train at a time, one per core.
-//   build/examples/05_attention [--models none,dot,general,concat,hard] [--steps N] [--quick] [--out DIR]
+// Two models train at a time, one per core. With --seeds 1,2,3 every model trains once per
+// seed and the table shows mean and range.
+//   build/examples/05_attention [--models none,dot,general,concat,hard] [--steps N] [--seeds S,S,...]
+//                               [--quick] [--out DIR]
 //   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, location, bahdanau, local,
 //           local-m, hard
 #include <atomic>
@@ -44,13 +46,15 @@ struct Config {
   int64_t steps = 1500, batch = 64, min_len = 3, max_len = 30, symbols = 10, hidden = 64, embed = 32;
   int64_t train_pairs = 20000, test_pairs = 1200;
   real lr = real(0.003);
+  std::vector<int64_t> seeds{42};  // one training run per seed (the initial weights)
 };
 
 Config parse(int argc, char** argv) {
-  const cli::Args a("05_attention", "05_attention [--models M,M,...] [--steps N] [--quick] [--out DIR]",
+  const cli::Args a("05_attention", "05_attention [--models M,M,...] [--steps N] [--seeds S,S,...] [--quick] [--out DIR]",
                     {{"models", "none,dot,general,concat,hard", "comma-separated: none, dot, general, concat, additive, "
                                                                "scaled-dot, cosine, mlp, location, bahdanau, local, local-m, hard"},
                      {"steps", "1500", "training steps per model"},
+                     {"seeds", "42", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"quick", "false", "150 steps, 200 test pairs", true},
                      {"out", "build/out", "folder for the SVGs"}},
                     argc, argv);
@@ -60,6 +64,7 @@ Config parse(int argc, char** argv) {
   for (std::string m; std::getline(list, m, ',');) c.models.push_back(m);
   c.steps = a.on("quick") && !a.given("steps") ? 150 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 200;
+  c.seeds = a.integers("seeds", 0, 4294967295);
   c.out_dir = a.text("out");
   return c;
 }
@@ -69,15 +74,16 @@ Config parse(int argc, char** argv) {
 
 struct Experiment {
   std::string name;
+  int64_t seed;
   std::shared_ptr<nn::Module> module;
   std::function<Variable(const data::Batch&)> loss;
   nn::EncoderDecoder* model;  // the same model, as decoding.h sees it
 };
 
-Experiment make_experiment(const std::string& name, const Config& c, int64_t V) {
-  manual_seed(42);
+Experiment make_experiment(const std::string& name, int64_t seed, const Config& c, int64_t V) {
+  manual_seed(static_cast<uint64_t>(seed));
   const auto ignore_pad = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad);
-  Experiment e{name, nullptr, nullptr, nullptr};
+  Experiment e{name, seed, nullptr, nullptr, nullptr};
   if (name == "none") {  // the encoder-decoder of example 04
     auto m = std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(V, V).with_hidden_size(c.hidden).with_embed_dim(c.embed));
     e.module = m;
@@ -125,7 +131,8 @@ void train(Experiment& e, const Config& c, const data::EncodedPairs& data, std::
     log.str("");
   };
   {
-    viz::ProgressBar bar(c.steps, "train " + e.name, log,
+    const std::string label = "train " + e.name + (c.seeds.size() > 1 ? ", seed " + std::to_string(e.seed) : "");
+    viz::ProgressBar bar(c.steps, label, log,
                          viz::ProgressOptions().with_mode(viz::ProgressMode::Log));  // whole lines, every 10%
     int64_t step = 0;
     for (uint64_t epoch = 0; step < c.steps; ++epoch)
@@ -163,9 +170,11 @@ int main(int argc, char** argv) {
     // Models are built one after another (their initial weights come from the shared seeded
     // generator), then trained two at a time, one per core: each model's small matrices keep a
     // core busy on their own, and no two threads touch the same model.
+    // Over several seeds every (seed, model) pair is one more job for the same two workers.
     std::vector<Experiment> experiments;
-    for (const std::string& name : c.models) experiments.push_back(make_experiment(name, c, vocab.size()));
-    data::BucketResults results;
+    for (int64_t seed : c.seeds)
+      for (const std::string& name : c.models) experiments.push_back(make_experiment(name, seed, c, vocab.size()));
+    std::vector<data::BucketResults> runs(c.seeds.size());  // one per seed
     std::mutex print, store;
     std::atomic<size_t> next{0};
     auto worker = [&] {
@@ -174,7 +183,7 @@ int main(int argc, char** argv) {
         std::map<int64_t, double> accuracy = examples::exact_match_by_length(
             *experiments[i].model, test_data, c.min_len, nn::DecodeOptions().with_max_len(c.max_len + 2));
         std::lock_guard<std::mutex> lock(store);
-        results[experiments[i].name] = accuracy;
+        runs[i / c.models.size()][experiments[i].name] = accuracy;
       }
     };
     std::vector<std::thread> workers;
@@ -183,9 +192,12 @@ int main(int argc, char** argv) {
     for (std::thread& w : workers) w.join();
 
     // ---------------------------------------------------------------------------------------------
-    // Report: the table, the plot
-    std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, hidden " << c.hidden << ")\n";
-    std::cout << data::bucket_table(results, c.models, 5, c.max_len);
+    // Report: the table (over several seeds: mean and range), the plot of the means
+    std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, hidden " << c.hidden << ")"
+              << examples::over_seeds(c.seeds) << "\n";
+    std::cout << (runs.size() == 1 ? data::bucket_table(runs[0], c.models, 5, c.max_len)
+                                   : data::bucket_table_over_runs(runs, c.models, 5, c.max_len));
+    data::BucketResults results = data::bucket_mean(runs);
     std::filesystem::create_directories(c.out_dir);
     viz::LinePlot plot("Exact match vs. source length: with and without attention", "source length", "exact match");
     for (const auto& m : c.models) {
@@ -196,7 +208,7 @@ int main(int argc, char** argv) {
     std::cout << "wrote " << c.out_dir << "/attention_accuracy.svg\n";
 
     // ---------------------------------------------------------------------------------------------
-    // The alignment of one long example, from the first attention model
+    // The alignment of one long example, from the first attention model (of the first seed)
     for (Experiment& e : experiments) {
       if (e.name == "none") continue;
       const std::vector<int64_t> src = test_data.src[0];

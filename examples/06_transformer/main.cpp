@@ -6,10 +6,12 @@
 // (nn/transformer.h). Training runs every target position in parallel; decoding still goes
 // token by token, with a key/value cache (nn/decoding.h). Same task, lengths and buckets as 04
 // and 05: reverse letter sequences of length 3-30, exact match per bucket of 5 source lengths.
-//   build/examples/06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]
+// With --seeds 1,2,3 the model trains once per seed and the table shows mean and range.
+//   build/examples/06_transformer [--steps N] [--beam K] [--seeds S,S,...] [--post-norm] [--quick] [--out DIR]
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "data/batch.h"
 #include "data/metrics.h"
@@ -39,12 +41,15 @@ struct Config {
   int64_t d_model = 64, heads = 4, layers = 2, ff = 128, warmup = 300, beam = 4;
   real dropout = 0, label_smoothing = real(0.1), lr_factor = 1;
   bool norm_first = true;
+  std::vector<int64_t> seeds{42};  // one training run per seed (the initial weights)
 };
 
 Config parse(int argc, char** argv) {
-  const cli::Args a("06_transformer", "06_transformer [--steps N] [--beam K] [--post-norm] [--quick] [--out DIR]",
+  const cli::Args a("06_transformer",
+                    "06_transformer [--steps N] [--beam K] [--seeds S,S,...] [--post-norm] [--quick] [--out DIR]",
                     {{"steps", "2000", "training steps"},
                      {"beam", "4", "beam width for the test set (1 = greedy)"},
+                     {"seeds", "42", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"post-norm", "false", "LayerNorm after each residual, as the original paper", true},
                      {"quick", "false", "300 steps, 300 test pairs", true},
                      {"out", "build/out", "folder for the SVGs"}},
@@ -53,6 +58,7 @@ Config parse(int argc, char** argv) {
   c.steps = a.on("quick") && !a.given("steps") ? 300 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 300;
   c.beam = a.integer("beam", 1, 64);
+  c.seeds = a.integers("seeds", 0, 4294967295);
   c.norm_first = !a.on("post-norm");
   c.out_dir = a.text("out");
   return c;
@@ -61,14 +67,14 @@ Config parse(int argc, char** argv) {
 // ===============================================================================================
 // Training: teacher forcing on whole batches, Adam(0.9, 0.98, 1e-9), warm-up then 1/sqrt(step)
 
-void train(nn::Transformer& model, const Config& c, const data::EncodedPairs& data) {
+void train(nn::Transformer& model, const Config& c, const data::EncodedPairs& data, const std::string& label) {
   nn::Adam opt(model.parameters(), nn::AdamOptions(1).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
   nn::NoamLR schedule(opt, c.d_model, c.warmup, c.lr_factor);
   const auto loss_options = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(c.label_smoothing);
   std::vector<int64_t> lengths;
   for (const auto& s : data.src) lengths.push_back(static_cast<int64_t>(s.size()));
   model.train();
-  viz::ProgressBar bar(c.steps, "train transformer");
+  viz::ProgressBar bar(c.steps, label);
   int64_t step = 0;
   for (uint64_t epoch = 0; step < c.steps; ++epoch)
     for (const auto& idx : data::make_batches(lengths, c.batch, epoch)) {
@@ -104,36 +110,50 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------------------------------------
     // Model: one vocabulary, so source and target share one embedding table
-    manual_seed(42);
-    nn::Transformer model(nn::TransformerOptions(vocab.size(), vocab.size())
-                              .with_d_model(c.d_model)
-                              .with_nhead(c.heads)
-                              .with_num_layers(c.layers)
-                              .with_dim_feedforward(c.ff)
-                              .with_dropout(c.dropout)
-                              .with_norm_first(c.norm_first)
-                              .with_share_embeddings(true)
-                              .with_max_len(c.max_len + 8));
-    std::cout << "Transformer: d_model " << c.d_model << ", " << c.heads << " heads, " << c.layers << "+" << c.layers
-              << " layers, " << model.num_parameters() << " parameters\n";
+    const auto options = nn::TransformerOptions(vocab.size(), vocab.size())
+                             .with_d_model(c.d_model)
+                             .with_nhead(c.heads)
+                             .with_num_layers(c.layers)
+                             .with_dim_feedforward(c.ff)
+                             .with_dropout(c.dropout)
+                             .with_norm_first(c.norm_first)
+                             .with_share_embeddings(true)
+                             .with_max_len(c.max_len + 8);
 
     // ---------------------------------------------------------------------------------------------
-    // Training and evaluation: greedy, then beam search
-    train(model, c, train_data);
-    data::BucketResults results;
+    // Training and evaluation, once per seed: greedy, then beam search. The first seed's model
+    // is kept for the pictures below.
     const std::string greedy = "transformer", beam = "beam " + std::to_string(c.beam);
-    // Exact match per bucket of 5 source lengths, measured as in examples 04 and 05.
-    const auto decode = nn::DecodeOptions().with_max_len(c.max_len + 2);
-    results[greedy] = examples::exact_match_by_length(model, test_data, c.min_len, decode);
-    if (c.beam > 1)
-      results[beam] = examples::exact_match_by_length(model, test_data, c.min_len, nn::DecodeOptions(decode).with_beam_size(c.beam));
     std::vector<std::string> columns{greedy};
     if (c.beam > 1) columns.push_back(beam);
+    std::vector<data::BucketResults> runs;  // one per seed
+    std::shared_ptr<nn::Transformer> first;
+    for (int64_t seed : c.seeds) {
+      manual_seed(static_cast<uint64_t>(seed));
+      auto model = std::make_shared<nn::Transformer>(options);
+      if (!first)
+        std::cout << "Transformer: d_model " << c.d_model << ", " << c.heads << " heads, " << c.layers << "+" << c.layers
+                  << " layers, " << model->num_parameters() << " parameters\n";
+      train(*model, c, train_data, c.seeds.size() > 1 ? "train transformer, seed " + std::to_string(seed) : "train transformer");
+      // Exact match per bucket of 5 source lengths, measured as in examples 04 and 05.
+      const auto decode = nn::DecodeOptions().with_max_len(c.max_len + 2);
+      data::BucketResults results;
+      results[greedy] = examples::exact_match_by_length(*model, test_data, c.min_len, decode);
+      if (c.beam > 1)
+        results[beam] = examples::exact_match_by_length(*model, test_data, c.min_len, nn::DecodeOptions(decode).with_beam_size(c.beam));
+      runs.push_back(results);
+      if (!first) first = model;
+    }
+    nn::Transformer& model = *first;
 
     // ---------------------------------------------------------------------------------------------
-    // Report: the table and the plot, in the format of 04 and 05
-    std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, d_model " << c.d_model << ")\n";
-    std::cout << data::bucket_table(results, columns, 5, c.max_len, 12);
+    // Report: the table (over several seeds: mean and range) and the plot of the means, in the
+    // format of 04 and 05
+    std::cout << "\nexact match by source length (reverse, " << c.steps << " steps, d_model " << c.d_model << ")"
+              << examples::over_seeds(c.seeds) << "\n";
+    std::cout << (runs.size() == 1 ? data::bucket_table(runs[0], columns, 5, c.max_len, 12)
+                                   : data::bucket_table_over_runs(runs, columns, 5, c.max_len));
+    data::BucketResults results = data::bucket_mean(runs);
     std::filesystem::create_directories(c.out_dir);
     viz::LinePlot plot("Transformer: exact match vs. source length", "source length", "exact match");
     for (const auto& m : columns) {

@@ -4,13 +4,16 @@
 //
 // Any model decodes through nn/decoding.h (greedy, or beam search with options.beam_size > 1),
 // 100 test sources at a time. `prepare` may change a source before it is read (example 04
-// reverses it); the bucket is the original length. Header-only: examples are one file each.
+// reverses it); the bucket is the original length. Over several seeds the examples print
+// data::bucket_table_over_runs under a title ending in over_seeds(...). Header-only: examples
+// are one file each.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "data/batch.h"
@@ -39,6 +42,15 @@ inline std::map<int64_t, double> exact_match_by_length(nn::EncoderDecoder& model
       buckets.add(static_cast<int64_t>(test.src[start + k].size()), out.tokens[k] == test.tgt[start + k]);
   }
   return buckets.accuracy();
+}
+
+// The end of a table's title when it summarises several seeds: ": mean (min-max) over n = 3
+// seeds (1, 2, 3)"; nothing for one seed, whose table shows that run's own figures.
+inline std::string over_seeds(const std::vector<int64_t>& seeds) {
+  if (seeds.size() < 2) return "";
+  std::string list;
+  for (int64_t s : seeds) list += (list.empty() ? "" : ", ") + std::to_string(s);
+  return ": mean (min-max) over n = " + std::to_string(seeds.size()) + " seeds (" + list + ")";
 }
 
 }  // namespace seqgrad::examples
