@@ -6,7 +6,7 @@
 // bucket: accuracy falls as sources grow, because one fixed-size vector must hold them all.
 // The pre-attention tricks can be switched on: reading the source backwards, or twice. With
 // --seeds 1,2,3 every model trains once per seed and the table shows mean and range.
-//   build/examples/04_seq2seq [--trick none|reverse|double|all] [--task reverse|copy]
+//   build/examples/04_seq2seq [--trick none|reverse|double|all|T,T,...] [--task reverse|copy]
 //                             [--steps N] [--seeds S,S,...] [--quick] [--out DIR]
 #include <cstring>
 #include <filesystem>
@@ -32,7 +32,8 @@ using namespace seqgrad;
 // Config
 
 struct Config {
-  std::string task = "reverse", trick = "none", out_dir = "build/out";
+  std::string task = "reverse", out_dir = "build/out";
+  std::vector<std::string> tricks{"none"};  // one model per trick, side by side
   int64_t steps = 3000, batch = 64, min_len = 3, max_len = 30, symbols = 10, hidden = 128, embed = 32;
   int64_t train_pairs = 20000, test_pairs = 1200;
   real lr = real(0.002);
@@ -41,8 +42,8 @@ struct Config {
 
 Config parse(int argc, char** argv) {
   const cli::Args a("04_seq2seq",
-                    "04_seq2seq [--trick none|reverse|double|all] [--task T] [--steps N] [--seeds S,S,...] [--quick] [--out DIR]",
-                    {{"trick", "none", "how the encoder reads the source: none, reverse, double, or all three"},
+                    "04_seq2seq [--trick T,T,...] [--task T] [--steps N] [--seeds S,S,...] [--quick] [--out DIR]",
+                    {{"trick", "none", "how the encoder reads the source: none, reverse, double, a list, or all three"},
                      {"task", "reverse", "the toy task: copy, reverse, sort, date, en-zh or en-fr"},
                      {"steps", "3000", "training steps"},
                      {"seeds", "42", "seeds of the initial weights, comma-separated; two or more: mean and range"},
@@ -50,7 +51,8 @@ Config parse(int argc, char** argv) {
                      {"out", "build/out", "folder for the SVG"}},
                     argc, argv);
   Config c;
-  c.trick = a.choice("trick", {"none", "reverse", "double", "all"});
+  c.tricks = a.text("trick") == "all" ? std::vector<std::string>{"none", "reverse", "double"}
+                                      : a.choice_list("trick", {"none", "reverse", "double"});
   c.task = a.choice("task", {"copy", "reverse", "sort", "date", "en-zh", "en-fr"});
   c.steps = a.on("quick") && !a.given("steps") ? 200 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 300;
@@ -127,8 +129,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------------------------------------
     // Train and evaluate each requested variant
-    std::vector<std::string> tricks = c.trick == "all" ? std::vector<std::string>{"none", "reverse", "double"}
-                                                       : std::vector<std::string>{c.trick};
+    const std::vector<std::string>& tricks = c.tricks;
     std::vector<data::BucketResults> runs(c.seeds.size());  // one per seed
     for (size_t s = 0; s < c.seeds.size(); ++s)
       for (const std::string& trick : tricks) runs[s][trick] = run(c, trick, c.seeds[s], vocab, train, test);

@@ -149,4 +149,24 @@ std::string Args::choice(const std::string& name, const std::vector<std::string>
   return v;
 }
 
+std::vector<std::string> Args::choice_list(const std::string& name, const std::vector<std::string>& choices) const {
+  const std::string v = text(name);
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = v.find(',', start);
+    const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    check(std::find(choices.begin(), choices.end(), item) != choices.end(), program_, ": --", name,
+          " expects a comma-separated list of ", list, ", got '", v, "'");
+    check(std::find(out.begin(), out.end(), item) == out.end(), program_, ": --", name, " lists ", item, " twice, in '",
+          v, "'");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace seqgrad::cli

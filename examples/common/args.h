@@ -44,6 +44,8 @@ class Args {
   bool on(const std::string& name) const;  // a switch
   // text(name) must be one of `choices`.
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
+  // A comma-separated list of distinct items, each one of `choices`: "--trick none,reverse".
+  std::vector<std::string> choice_list(const std::string& name, const std::vector<std::string>& choices) const;
   const std::vector<std::string>& positional() const { return positional_; }
   const std::vector<FlagSpec>& flags() const { return flags_; }
   const std::string& program() const { return program_; }

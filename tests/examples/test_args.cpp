@@ -59,6 +59,19 @@ TEST_CASE("an example's flag mistakes name the program and the flag") {
                        std::invalid_argument);
 }
 
+TEST_CASE("an example's list of choices: --trick none,reverse") {
+  const std::vector<std::string> tricks{"none", "reverse", "double"};
+  CHECK(example_args({"--out", "reverse,none"}).choice_list("out", tricks) == std::vector<std::string>{"reverse", "none"});
+  CHECK(example_args({"--out", "double"}).choice_list("out", tricks) == std::vector<std::string>{"double"});
+  for (const char* bad : {"", "none,", "none,,reverse", "twice"})
+    CHECK_THROWS_WITH_AS(example_args({"--out", bad}).choice_list("out", tricks),
+                         ("06_transformer: --out expects a comma-separated list of none, reverse, double, got '" +
+                          std::string(bad) + "'").c_str(),
+                         std::invalid_argument);
+  CHECK_THROWS_WITH_AS(example_args({"--out", "none,reverse,none"}).choice_list("out", tricks),
+                       "06_transformer: --out lists none twice, in 'none,reverse,none'", std::invalid_argument);
+}
+
 TEST_CASE("an example's --seeds: a comma-separated list of distinct whole numbers") {
   CHECK(example_args({}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{42});
   CHECK(example_args({"--seeds", "1,2,3"}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{1, 2, 3});
