@@ -164,12 +164,14 @@ test: all $(TEST_BIN) $(TEST64_BIN)
 RUN_TESTS ?= run-tests32
 SANITIZE_SKIP := -tce=it?learns:?example?14*,example?13:?a?3-layer*,it?learns:?a?3-layer?GNMT*,seqgrad?eval?--beam?4:?every*,it?learns:?Luong*
 SANITIZE_CXX ?= clang++
-SANITIZE_MAKE = $(MAKE) --no-print-directory BUILD=build/sanitize CXX="$(SANITIZE_CXX)" OPT_FLAGS="-O1 -g1" \
+# (The settings live in a variable, but each recipe names $(MAKE) itself: only then does make
+# share its parallel jobs with the sub-make.)
+SANITIZE_VARS = --no-print-directory BUILD=build/sanitize CXX="$(SANITIZE_CXX)" OPT_FLAGS="-O1 -g1" \
   TEST_OPT_FLAGS=-O0 WARN_FLAGS="$(WARN_FLAGS) -Wno-overloaded-virtual" \
   EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 sanitize:
 	@sh tests/fuzz/ensure_clang.sh "$(SANITIZE_CXX)"
-	@$(SANITIZE_MAKE) TEST_ARGS="$(SANITIZE_SKIP)" $(RUN_TESTS)
+	@$(MAKE) $(SANITIZE_VARS) TEST_ARGS="$(SANITIZE_SKIP)" $(RUN_TESTS)
 
 # The test binaries only (no examples): what the instrumented builds need.
 run-tests: $(TEST_BIN) $(TEST64_BIN)
@@ -205,7 +207,7 @@ FUZZERS = $(patsubst tests/fuzz/%.cpp,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.cp
 FUZZ_COVERED_SRCS := $(sort $(wildcard io/*.cpp data/*.cpp)) nn/checkpoint.cpp
 fuzz:
 	@sh tests/fuzz/ensure_clang.sh "$(FUZZ_CXX)"
-	@$(SANITIZE_MAKE) build/sanitize/libseqgrad.a
+	@$(MAKE) $(SANITIZE_VARS) build/sanitize/libseqgrad.a
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CXX="$(FUZZ_CXX)" OPT_FLAGS="-O1 -g1" WARN_FLAGS=-w \
 	  EXTRA_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzzers
 	@sh tests/fuzz/run_fuzzers.sh $(FUZZ_SECONDS) $(patsubst tests/fuzz/%.cpp,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
