@@ -76,6 +76,9 @@ constexpr int64_t NR = 2 * VL;                       // columns of the register 
 constexpr int64_t KC = 256;                          // depth of a K block
 constexpr int64_t MC = 144;                          // rows of an A block (a multiple of MR)
 
+// (Without AVX, GCC notes that passing 32-byte vectors by value changed ABI in GCC 4.6; these
+// helpers are internal to this file and inlined, so no ABI is crossed.)
+#pragma GCC diagnostic ignored "-Wpsabi"
 // acc + x * b, rounded once (a fused multiply-add) where the machine has one. Every kernel
 // below adds its products through this, so that they all round alike: left to itself the
 // compiler fuses `acc += x * b` in some loops and not in others, and a row of C then got other
@@ -582,7 +585,7 @@ void dot_columns(int64_t K, const real* a, const real* B, int64_t ldb, int64_t N
   for (; k < K; ++k)  // the last K % 8 terms, a column of B at a time
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) {
-      vec v;
+      vec v = {};  // (every lane is set below; zeroed so no compiler sees it read unset)
 #pragma GCC unroll 8
       for (int64_t l = 0; l < VL; ++l) v[l] = rows[g][l][k];
       acc[g] = madd(acc[g], a[k], v);
