@@ -69,6 +69,13 @@ int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
 // ================================================================================================
 // seqgrad translate / eval / attention
 
+// What went to standard output is the result (a corpus, translations): a write that failed (a
+// full disk, a closed stdout) fails the command, not only the last lines.
+void flush_output(std::ostream& out, const std::string& who) {
+  out.flush();
+  check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+}
+
 // "'qqq', 'zzz'": the tokens of `text` that the source vocabulary does not know (read as <unk>).
 std::string unknown_tokens(const Translator& t, const std::string& text) {
   std::string list;
@@ -121,7 +128,9 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
     if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
     out << translations[i] << "\n";
   }
-  // How fast, on stderr: stdout stays one translation per input line.
+  // How fast, on stderr: stdout stays one translation per input line. Only once the
+  // translations are written: a failed write is the error the user must see first.
+  flush_output(out, "seqgrad translate");
   char rate[128];
   std::snprintf(rate, sizeof rate, "translated %zu sentences in %.2f s (%.1f sentences/s)\n", translations.size(),
                 seconds, seconds > 0 ? static_cast<double>(translations.size()) / seconds : 0.0);
@@ -208,9 +217,8 @@ int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& 
     const int code = dispatch(words, out, err, in);
     // What went to standard output is the result (a corpus, translations): a write that failed
     // (a full disk, a closed stdout) fails the command, not only the last lines.
-    out.flush();
     // (A run stopped by a signal keeps the signal's exit code: its terminal may be gone.)
-    check_state(code >= 128 || !out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+    if (code < 128) flush_output(out, who);
     return code;
   } catch (const std::bad_alloc& e) {
     // A tensor's OutOfMemory says how much it asked for; any other allocation only that it failed.
