@@ -97,7 +97,7 @@ $(BUILD)/obj64/%.o: %.cpp
 
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
-$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))
+TEST_INCLUDE_FLAGS = $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))
 
 # Build time. Tests spend their time inside the library, which keeps OPT_FLAGS; the test files
 # themselves are mostly assertions, compiled at TEST_OPT_FLAGS (the last -O given wins) with
@@ -108,10 +108,28 @@ $(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(if $(filter /
 # differently from the op it checks).
 TEST_OPT_FLAGS ?= -O1
 LIB64_OPT_FLAGS ?= -O1
-$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(TEST_OPT_FLAGS) -ffp-contract=off \
-  -DDOCTEST_CONFIG_SUPER_FAST_ASSERTS
+TEST_FLAGS = $(TEST_INCLUDE_FLAGS) $(TEST_OPT_FLAGS) -ffp-contract=off -DDOCTEST_CONFIG_SUPER_FAST_ASSERTS
+$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(TEST_FLAGS)
 $(BUILD)/obj64/%.o: CXXFLAGS_ALL += $(LIB64_OPT_FLAGS)
 $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
+
+# Every test file includes tests/test_util.h, which includes seqgrad.h and doctest: parsing them
+# is two thirds of a test file's compile time. So they are parsed once per build, into a
+# precompiled header (GCC's .gch, which clang reads too), and each test file starts from it
+# (-include: the compiler takes NAME.gch when it sits beside NAME and was built with the same
+# flags, and parses NAME otherwise). The header NAME is one line written into the build folder,
+# so tests/test_util.h keeps its own path and its #pragma once holds.
+$(BUILD)/pch/test_util_pch.h $(BUILD)/pch64/test_util_pch.h:
+	@mkdir -p $(@D) && echo '#include "tests/test_util.h"' > $@
+$(BUILD)/pch/test_util_pch.h.gch: $(BUILD)/pch/test_util_pch.h | $(BUILD)/.doctest-ok
+	$(CXX) $(CXXFLAGS_ALL) -x c++-header $< -o $@
+$(BUILD)/pch64/test_util_pch.h.gch: $(BUILD)/pch64/test_util_pch.h | $(BUILD)/.doctest-ok
+	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -x c++-header $< -o $@
+$(BUILD)/pch/%.gch $(BUILD)/pch64/%.gch: CXXFLAGS_ALL += $(TEST_FLAGS)
+$(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): $(BUILD)/pch/test_util_pch.h.gch
+$(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): CXXFLAGS_ALL += -include $(BUILD)/pch/test_util_pch.h
+$(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): $(BUILD)/pch64/test_util_pch.h.gch
+$(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): CXXFLAGS_ALL += -include $(BUILD)/pch64/test_util_pch.h
 $(BUILD)/.doctest-ok:
 	@sh tests/ensure_doctest.sh "$(DOCTEST_INCLUDE)"
 	@mkdir -p $(@D) && touch $@
