@@ -100,13 +100,15 @@ $(BUILD)/obj64/%.o: %.cpp
 TEST_INCLUDE_FLAGS = $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))
 
 # Build time. Tests spend their time inside the library, which keeps OPT_FLAGS; the test files
-# themselves are mostly assertions, compiled at TEST_OPT_FLAGS (the last -O given wins) with
-# doctest's lighter assertion code (an exception inside a CHECK fails its test case instead of
-# only that check). The float64 library serves the gradchecks alone, at small sizes: -O1.
+# themselves are mostly assertions, compiled unoptimised (TEST_OPT_FLAGS; the last -O given
+# wins) with doctest's lighter assertion code (an exception inside a CHECK fails its test case
+# instead of only that check): at -O0 they compile in half the time they take at -O1 and the
+# suite runs a few seconds longer. The float64 library serves the gradchecks alone, at small
+# sizes: -O1 (at -O0 it compiles no faster and the gradchecks run five times as long).
 # A test's reference arithmetic is computed as written: no compiler fuses its a * b + c into one
 # rounding (-ffp-contract=off; clang would by default, and a reference must not round
 # differently from the op it checks).
-TEST_OPT_FLAGS ?= -O1
+TEST_OPT_FLAGS ?= -O0
 LIB64_OPT_FLAGS ?= -O1
 TEST_FLAGS = $(TEST_INCLUDE_FLAGS) $(TEST_OPT_FLAGS) -ffp-contract=off -DDOCTEST_CONFIG_SUPER_FAST_ASSERTS
 $(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(TEST_FLAGS)
@@ -169,12 +171,12 @@ test: all $(TEST_BIN) $(TEST64_BIN)
 # The float32 suite, instrumented; its own build folder so the optimised build is untouched. Line
 # tables (-g1) are all a sanitizer's report needs, and build much faster than full -g. Clang
 # builds it (found or installed by tests/fuzz/ensure_clang.sh, as for the fuzzers): with both
-# sanitizers it compiles in half the time GCC takes; the library at -O1, the test files at
-# -O0. (Clang's -Woverloaded-virtual is off: modules whose forward takes two inputs, such as
-# forward(query, keys), hide Module's one-input forward on purpose.) The
-# float64 gradchecks compile the same sources with another `real`; building a second
-# instrumented library for them would add a third to the time, so they run in `make test` only
-# (`make sanitize RUN_TESTS=run-tests` includes them).
+# sanitizers it compiles in half the time GCC takes; the library at -O1. (Clang's
+# -Woverloaded-virtual is off: modules whose forward takes two inputs, such as forward(query,
+# keys), hide Module's one-input forward on purpose.) The float64 gradchecks compile the same
+# sources with another `real`; building a second instrumented library for them would add a
+# third to the time, so they run in `make test` only (`make sanitize RUN_TESTS=run-tests`
+# includes them).
 # Five long training runs are left out here: seconds optimised, minutes instrumented, through
 # layers whose shape tests, gradchecks and short training runs are instrumented all the same
 # (every model kind's greedy and beam decoding, for one, in "batched decoding equals one
@@ -185,7 +187,7 @@ SANITIZE_CXX ?= clang++
 # (The settings live in a variable, but each recipe names $(MAKE) itself: only then does make
 # share its parallel jobs with the sub-make.)
 SANITIZE_VARS = --no-print-directory BUILD=build/sanitize CXX="$(SANITIZE_CXX)" OPT_FLAGS="-O1 -g1" \
-  TEST_OPT_FLAGS=-O0 WARN_FLAGS="$(WARN_FLAGS) -Wno-overloaded-virtual" \
+  WARN_FLAGS="$(WARN_FLAGS) -Wno-overloaded-virtual" \
   EXTRA_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 sanitize:
 	@sh tests/fuzz/ensure_clang.sh "$(SANITIZE_CXX)"

@@ -6,7 +6,7 @@
 #
 # The binaries run side by side, as many at once as there are arguments (the suites are
 # mostly single-threaded, and the machines have two cores), each into its own log; the logs
-# are printed in the order given once all have finished. Arguments may hold doctest filters
+# are printed in the order given once all have finished, each with the seconds it ran. Arguments may hold doctest filters
 # such as -sf=*tests/examples/* to split one binary into shards: they are split into words,
 # never expanded as file names.
 set -f
@@ -20,7 +20,8 @@ n=0
 for bin in "$@"; do
   n=$((n + 1))
   # unquoted on purpose: "binary -tc=PATTERN" carries its arguments
-  ( $bin >"$logs/$n.log" 2>&1; echo $? >"$logs/$n.code" ) &
+  ( start=$(date +%s); $bin >"$logs/$n.log" 2>&1; echo $? >"$logs/$n.code"
+    echo $(($(date +%s) - start)) >"$logs/$n.seconds" ) &
 done
 wait
 
@@ -31,6 +32,7 @@ for bin in "$@"; do
   code=$(cat "$logs/$n.code" 2>/dev/null || echo 1)
   echo "== $bin"
   cat "$log"
+  echo "== took $(cat "$logs/$n.seconds" 2>/dev/null || echo '?') s"
   # doctest's summary: "[doctest] test cases: 12 | 12 passed | 0 failed | 0 skipped"
   line=$(grep 'test cases:' "$log" | tail -n 1)
   if [ -z "$line" ]; then

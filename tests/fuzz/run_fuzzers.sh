@@ -10,16 +10,34 @@ seconds="$1"
 shift
 # The safetensors target writes files (and the writer fsyncs them): use memory where there is some.
 [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && TMPDIR=/dev/shm && export TMPDIR
+# The fuzzers run JOBS at a time (default: one per core), each on one core; the lines come out
+# in the order given.
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+fuzz_one() {  # BIN: run it, then write its exit code beside its log
+  bin="$1"
+  name=$(basename "$bin")
+  short=${name#fuzz_}
+  dir=$(dirname "$bin")
+  mkdir -p "$dir/corpus/$short"
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+    -artifact_prefix="$dir/" "$dir/corpus/$short" "tests/fuzz/corpus/$short" >"$dir/$name.log" 2>&1
+  echo $? >"$dir/$name.code"
+}
+running=0
+for bin in "$@"; do
+  fuzz_one "$bin" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then wait; running=0; fi
+done
+wait
+
 status=0
 for bin in "$@"; do
   name=$(basename "$bin")
   short=${name#fuzz_}
   dir=$(dirname "$bin")
-  mkdir -p "$dir/corpus/$short"
   log="$dir/$name.log"
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
-    -artifact_prefix="$dir/" "$dir/corpus/$short" "tests/fuzz/corpus/$short" >"$log" 2>&1
-  code=$?
+  code=$(cat "$dir/$name.code" 2>/dev/null || echo 1)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | sed 's/cov: //')
   units=$(ls "$dir/corpus/$short" "tests/fuzz/corpus/$short" | grep -cv '^$\|:$')
