@@ -284,12 +284,13 @@ TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the re
   // Up to 24 rows B is read in place (only a ragged last panel is packed) unless its rows are a
   // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule. A short
   // C is cut into 4 column blocks per thread when A is small ((64, 512, 128)), 2 when it is not
-  // ((128, 128, 1280), a Transformer's weight gradient), so two threads.
+  // ((128, 128, 1280), a Transformer's weight gradient), so two threads. A stored (M, K) is read
+  // in place unless its rows are a multiple of 4 KB long ((20, 1024, 30), (50, 2048, 20)).
   ThreadCount two(2);
   const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
                                     {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
                                     {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9},
-                                    {128, 128, 1280}};
+                                    {128, 128, 1280}, {50, 2048, 20}};
   check_all_transposes(shapes);
 }
 
