@@ -111,8 +111,8 @@ TEST_INCLUDE_FLAGS = $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(
 TEST_OPT_FLAGS ?= -O0
 LIB64_OPT_FLAGS ?= -O1
 TEST_FLAGS = $(TEST_INCLUDE_FLAGS) $(TEST_OPT_FLAGS) -ffp-contract=off -DDOCTEST_CONFIG_SUPER_FAST_ASSERTS
-$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: CXXFLAGS_ALL += $(TEST_FLAGS)
-$(BUILD)/obj64/%.o: CXXFLAGS_ALL += $(LIB64_OPT_FLAGS)
+$(BUILD)/obj/tests/%.o $(BUILD)/obj64/tests/%.o: private CXXFLAGS_ALL += $(TEST_FLAGS)
+$(BUILD)/obj64/%.o: private CXXFLAGS_ALL += $(LIB64_OPT_FLAGS)
 $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
 
 # Every test file includes tests/test_util.h, which includes seqgrad.h and doctest: parsing them
@@ -120,7 +120,9 @@ $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
 # precompiled header (GCC's .gch, which clang reads too), and each test file starts from it
 # (-include: the compiler takes NAME.gch when it sits beside NAME and was built with the same
 # flags, and parses NAME otherwise). The header NAME is one line written into the build folder,
-# so tests/test_util.h keeps its own path and its #pragma once holds.
+# so tests/test_util.h keeps its own path and its #pragma once holds. (The objects' flags are
+# `private`: make would otherwise pass a target's variables on to what it builds first for it,
+# and the header would be compiled with -include of its own out-of-date .gch.)
 $(BUILD)/pch/test_util_pch.h $(BUILD)/pch64/test_util_pch.h:
 	@mkdir -p $(@D) && echo '#include "tests/test_util.h"' > $@
 $(BUILD)/pch/test_util_pch.h.gch: $(BUILD)/pch/test_util_pch.h | $(BUILD)/.doctest-ok
@@ -129,9 +131,9 @@ $(BUILD)/pch64/test_util_pch.h.gch: $(BUILD)/pch64/test_util_pch.h | $(BUILD)/.d
 	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -x c++-header $< -o $@
 $(BUILD)/pch/%.gch $(BUILD)/pch64/%.gch: CXXFLAGS_ALL += $(TEST_FLAGS)
 $(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): $(BUILD)/pch/test_util_pch.h.gch
-$(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): CXXFLAGS_ALL += -include $(BUILD)/pch/test_util_pch.h
+$(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): private CXXFLAGS_ALL += -include $(BUILD)/pch/test_util_pch.h
 $(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): $(BUILD)/pch64/test_util_pch.h.gch
-$(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): CXXFLAGS_ALL += -include $(BUILD)/pch64/test_util_pch.h
+$(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): private CXXFLAGS_ALL += -include $(BUILD)/pch64/test_util_pch.h
 $(BUILD)/.doctest-ok:
 	@sh tests/ensure_doctest.sh "$(DOCTEST_INCLUDE)"
 	@mkdir -p $(@D) && touch $@
