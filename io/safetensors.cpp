@@ -160,7 +160,11 @@ struct Entry {
   std::string name;
   Shape shape;
   int64_t begin = 0, end = 0;
+  bool i64 = false;  // stored as I64 (read into real), else F32
 };
+
+// The bytes of one element of a stored dtype.
+constexpr int64_t kI64Bytes = 8;
 
 struct Header {
   std::vector<Entry> entries;     // header order
@@ -201,12 +205,16 @@ Entry read_entry(const char* op, const std::string& path, const std::string& nam
   for (const char* field : {"dtype", "shape", "data_offsets"})
     if (info.find(field) == nullptr) corrupt(op, path, who, "missing field '", field, "'");
 
+  // F32, or I64: PyTorch keeps some buffers as integers (BatchNorm's num_batches_tracked), and
+  // a state_dict saved with save_file keeps them so. They are read into real (see read_file).
   const Json& dtype = *info.find("dtype");
-  if (!dtype.is_string() || dtype.as_string() != "F32")
-    corrupt(op, path, who, "expected dtype F32, got ", dtype.is_string() ? dtype.as_string() : short_dump(dtype));
+  if (!dtype.is_string() || (dtype.as_string() != "F32" && dtype.as_string() != "I64"))
+    corrupt(op, path, who, "expected dtype F32 or I64, got ", dtype.is_string() ? dtype.as_string() : short_dump(dtype));
 
   Entry e;
   e.name = name;
+  e.i64 = dtype.as_string() == "I64";
+  const int64_t element_bytes = e.i64 ? kI64Bytes : kF32Bytes;
   if (!read_sizes(*info.find("shape"), e.shape))
     corrupt(op, path, who, "expected shape to be a list of non-negative integers, got ",
             short_dump(*info.find("shape")));
@@ -231,14 +239,14 @@ Entry read_entry(const char* op, const std::string& path, const std::string& nam
       has_zero = true;
       continue;
     }
-    if (product > std::numeric_limits<int64_t>::max() / kF32Bytes / s)
+    if (product > std::numeric_limits<int64_t>::max() / element_bytes / s)
       corrupt(op, path, who, "shape ", short_dump(*info.find("shape")), " has too many elements");
     product *= s;
   }
   const int64_t numel = has_zero ? 0 : product;
-  if (kF32Bytes * numel != e.end - e.begin)
+  if (element_bytes * numel != e.end - e.begin)
     corrupt(op, path, who, "data_offsets ", range_string(e.begin, e.end), " do not fit shape ", e.shape, "; expected ",
-            kF32Bytes * numel, " bytes, got ", e.end - e.begin);
+            element_bytes * numel, " bytes, got ", e.end - e.begin);
   return e;
 }
 
@@ -333,8 +341,20 @@ SafetensorsFile read_file(const char* op, const std::string& path) {
     read_bytes(file, op, path, bytes.data(), bytes.size());
     Tensor t = Tensor::empty(e.shape);
     real* x = t.data();
-    for (int64_t k = 0; k < t.numel(); ++k)
-      x[k] = static_cast<real>(get_f32_le(&bytes[static_cast<size_t>(kF32Bytes * k)]));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      if (!e.i64) {
+        x[k] = static_cast<real>(get_f32_le(&bytes[static_cast<size_t>(kF32Bytes * k)]));
+        continue;
+      }
+      // An integer becomes a real only if the real holds it exactly (to 2^24 in float32): a
+      // count that came back changed would be worse than an error.
+      const int64_t v = static_cast<int64_t>(get_u64_le(&bytes[static_cast<size_t>(kI64Bytes * k)]));
+      constexpr int64_t kExact = int64_t(1) << std::numeric_limits<real>::digits;
+      if (v < -kExact || v > kExact)
+        corrupt(op, path, "tensor '", e.name, "': I64 element ", k, " is ", v, ", which ", kRealName,
+                " cannot hold exactly; expected a value from ", -kExact, " to ", kExact);
+      x[k] = static_cast<real>(v);
+    }
     out.tensors[i] = {e.name, t};
   }
   return out;

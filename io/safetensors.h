@@ -1,10 +1,11 @@
 // io/safetensors.h - named tensors in a safetensors file, and back.
 //
 // safetensors is the format PyTorch users exchange weights in, so a file written here loads
-// with `safetensors.torch.load_file`, and a PyTorch state_dict saved with `save_file` (F32)
-// loads here. Metadata travels as string pairs. Writes are atomic (atomic_file.h); reads check
-// every number in the header against the file before using it. What this is not: other dtypes
-// (F16, BF16), memory mapping or lazy loading. Read next: json.h, which parses and writes the
+// with `safetensors.torch.load_file`, and a PyTorch state_dict saved with `save_file` (F32,
+// and I64 for integer buffers such as BatchNorm's num_batches_tracked) loads here. Metadata
+// travels as string pairs. Writes are atomic (atomic_file.h); reads check every number in the
+// header against the file before using it. What this is not: other dtypes (F16, BF16, F64),
+// memory mapping or lazy loading. Read next: json.h, which parses and writes the
 // header, and nn/checkpoint.h, which saves and loads a Module's parameters through this file.
 #pragma once
 
@@ -30,7 +31,9 @@ namespace seqgrad::io {
 //    "fc1.bias":   {"dtype": "F32", "shape": [16],    "data_offsets": [128, 192]}, ...}
 // data_offsets are [begin, end) byte offsets into the data section. The tensors cover it
 // exactly: no gaps, no overlaps. Values are row-major float32, little-endian. A 0-d tensor
-// has shape [] and 4 bytes. seqgrad always writes F32 (a double-precision build converts).
+// has shape [] and 4 bytes. seqgrad always writes F32 (a double-precision build converts). It
+// also reads I64 (8-byte little-endian integers) into reals, each of which must be one the
+// real holds exactly: at most 2^24 in size in float32 (2^53 in float64), else an error.
 
 // A whole file, read: the tensors in header order, and the metadata.
 struct SafetensorsFile {

@@ -309,6 +309,48 @@ TEST_CASE("files from other writers: no padding, keys out of data order, metadat
   CHECK(f.metadata == std::map<std::string, std::string>{{"k", "v"}});
 }
 
+TEST_CASE("PyTorch's I64 tensors read as reals, exactly or not at all") {
+  // safetensors.torch.save_file(model.state_dict()) keeps BatchNorm's num_batches_tracked as a
+  // 0-d I64: such a file must load into BatchNorm2d, whose buffer is a real.
+  TempDir dir;
+  auto i64_le = [](const std::vector<int64_t>& values) {
+    std::string bytes;
+    for (int64_t v : values) bytes += u64_le(static_cast<uint64_t>(v));
+    return bytes;
+  };
+  const std::string path = dir.file("bn.safetensors");
+  const std::string header = R"({"weight":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("bias":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                             R"("running_mean":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},)"
+                             R"("running_var":{"dtype":"F32","shape":[2],"data_offsets":[24,32]},)"
+                             R"("num_batches_tracked":{"dtype":"I64","shape":[],"data_offsets":[32,40]}})";
+  write_file(path, safetensors_bytes(header, f32_le({1, 2, 0, 0, 0.5f, -0.5f, 1, 2}) + i64_le({37})));
+  nn::BatchNorm2d bn(nn::BatchNorm2dOptions(2));
+  nn::load(bn, path);
+  CHECK(bn.num_batches_tracked.shape() == Shape{});
+  CHECK(bn.num_batches_tracked.item() == 37);
+  CHECK(bn.running_mean.to_vector() == std::vector<real>{0.5, -0.5});
+
+  // Any shape; negative values; the largest magnitudes a real holds exactly.
+  const int64_t exact = int64_t(1) << std::numeric_limits<real>::digits;
+  const std::string ints = dir.file("ints.safetensors");
+  write_file(ints, safetensors_bytes(R"({"i":{"dtype":"I64","shape":[2,2],"data_offsets":[0,32]}})",
+                                     i64_le({0, -3, exact, -exact})));
+  const io::SafetensorsFile f = io::read_safetensors(ints);
+  CHECK(f.tensors[0].second.shape() == Shape{2, 2});
+  CHECK(f.tensors[0].second.to_vector() == std::vector<real>{0, -3, static_cast<real>(exact), -static_cast<real>(exact)});
+
+  // One more would be rounded: an error, naming the element and the range.
+  const std::string where = "read_safetensors: '" + dir.file("bad.safetensors") + "': ";
+  CHECK(read_error(dir, safetensors_bytes(R"({"i":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})",
+                                          i64_le({5, exact + 1}))) ==
+        where + "tensor 'i': I64 element 1 is " + std::to_string(exact + 1) + ", which " + kRealName +
+            " cannot hold exactly; expected a value from " + std::to_string(-exact) + " to " + std::to_string(exact));
+  // An I64's 8 bytes per element are what data_offsets must cover.
+  CHECK(read_error(dir, safetensors_bytes(R"({"i":{"dtype":"I64","shape":[2],"data_offsets":[0,8]}})", i64_le({5}))) ==
+        where + "tensor 'i': data_offsets [0, 8] do not fit shape [2]; expected 16 bytes, got 8");
+}
+
 // ================================================================================================
 // Corrupt files: each a clear std::runtime_error naming the file and the problem
 
@@ -363,9 +405,9 @@ TEST_CASE("corrupt files: bad entries, dtypes, shapes and offsets") {
   CHECK(read_error(dir, safetensors_bytes(entry(R"("shape":[2],"data_offsets":[0,8])"), data8)) ==
         where + "tensor 'w': missing field 'dtype'");
   CHECK(read_error(dir, safetensors_bytes(entry(R"("dtype":"F16","shape":[4],"data_offsets":[0,8])"), data8)) ==
-        where + "tensor 'w': expected dtype F32, got F16");
+        where + "tensor 'w': expected dtype F32 or I64, got F16");
   CHECK(read_error(dir, safetensors_bytes(entry(R"("dtype":32,"shape":[2],"data_offsets":[0,8])"), data8)) ==
-        where + "tensor 'w': expected dtype F32, got 32");
+        where + "tensor 'w': expected dtype F32 or I64, got 32");
   CHECK(read_error(dir, safetensors_bytes(entry(R"("dtype":"F32","shape":[2,3],"data_offsets":[0,8])"), data8)) ==
         where + "tensor 'w': data_offsets [0, 8] do not fit shape [2, 3]; expected 24 bytes, got 8");
   CHECK(read_error(dir, safetensors_bytes(entry(R"("dtype":"F32","shape":[-2],"data_offsets":[0,8])"), data8)) ==
