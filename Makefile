@@ -165,8 +165,11 @@ $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 # ------------------------------------------------------------------------------------------------
 # Running
 # The float32 suite runs as two shards side by side (tests/run_tests.sh): the tool's tests in
-# tests/examples/, which train models, and all the others. Every test case runs in exactly one.
-TEST_SHARDS = "$(TEST_BIN) -sf=*tests/examples/* $(TEST_ARGS)" "$(TEST_BIN) -sfe=*tests/examples/* $(TEST_ARGS)"
+# tests/examples/, which train models, with GNMT's gradcheck, and all the others (the split
+# that takes about as long on each side, optimised and instrumented). Every test case runs in
+# exactly one.
+SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_gnmt*
+TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(SHARD_FILES) $(TEST_ARGS)"
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
 
@@ -202,13 +205,15 @@ run-tests32: $(TEST_BIN)
 	@sh tests/run_tests.sh $(TEST_SHARDS)
 
 # The thread pool, the parallel kernels and short training runs under ThreadSanitizer. Only the
-# test files that hold these cases are built into build/tsan/test_tsan, to keep the build short.
+# test files that hold these cases are built into build/tsan/test_tsan, to keep the build short;
+# they run as two shards side by side, the matmul tests and the others.
 TSAN_TESTS := parallel_for*,set_num_threads*,gemm*,matmul*,*bit-identical*,*thread?counts*,it?learns:?seq2seq*
 TSAN_TEST_SRCS := tests/tensor/test_thread_pool.cpp tests/tensor/test_matmul.cpp tests/tensor/test_reduce.cpp \
                   tests/nn/test_seq2seq.cpp tests/examples/test_cli_reliability.cpp
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan OPT_FLAGS="-O1 -g1" EXTRA_FLAGS="-fsanitize=thread" build/tsan/test_tsan
-	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_tsan -tc=$(TSAN_TESTS)"
+	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_tsan -tc=$(TSAN_TESTS) -sf=*test_matmul*" \
+	  "build/tsan/test_tsan -tc=$(TSAN_TESTS) -sfe=*test_matmul*"
 
 $(BUILD)/test_tsan: $(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/main.o $(CLI_OBJS) $(LIB)
 	$(CXX) $^ $(LDFLAGS_ALL) -o $@

@@ -15,6 +15,21 @@
 
 namespace seqgrad::testing {
 
+// True in a build instrumented by AddressSanitizer or ThreadSanitizer (make sanitize, make tsan),
+// where code runs 5 to 20 times slower: a long test may then check fewer cases of the same
+// code. (GCC says it is sanitizing with macros, clang with __has_feature.)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // True when a and b have the same shape and every |a - b| <= atol + rtol |b|.
 inline bool allclose(const Tensor& a, const Tensor& b, double atol = 1e-5, double rtol = 1e-5) {
   if (a.shape() != b.shape()) return false;

@@ -21,19 +21,6 @@ using namespace seqgrad::testing;
 
 namespace {
 
-// GCC says it is sanitizing with macros, clang with __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // Peak resident memory of this process since the last reset_peak_rss(), in kB (Linux), or -1.
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 long peak_rss_kb() {
