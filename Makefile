@@ -7,7 +7,7 @@
 #   make tsan         the thread pool, parallel kernels and training runs under ThreadSanitizer
 #   make faults       fault injection on the seqgrad tool: full disks, devices, signals, broken files
 #   make fuzz         libFuzzer on the safetensors reader, the TSV reader and the command line
-#                     (clang; FUZZ_SECONDS=20 each)
+#                     (clang; FUZZ_SECONDS=20 each, two at a time)
 #   make fuzz-ops     the random-expression property test, N=20000 cases in each precision
 #   make soak         the memory soak test, EPOCHS=20 and 10x that
 #   make bench        benchmark programs (build/bench_*)
@@ -165,10 +165,10 @@ $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 # ------------------------------------------------------------------------------------------------
 # Running
 # The float32 suite runs as two shards side by side (tests/run_tests.sh): the tool's tests in
-# tests/examples/, which train models, with GNMT's gradcheck, and all the others (the split
-# that takes about as long on each side, optimised and instrumented). Every test case runs in
-# exactly one.
-SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_gnmt*
+# tests/examples/, which train models, with the attention decoders' gradchecks, and all the
+# others (a split that takes about as long on each side, optimised and instrumented). Every
+# test case runs in exactly one.
+SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_attention_seq2seq*
 TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(SHARD_FILES) $(TEST_ARGS)"
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
