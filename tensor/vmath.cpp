@@ -7,6 +7,9 @@
 namespace seqgrad::vmath {
 namespace {
 
+// (Without AVX, GCC notes that passing 32-byte vectors by value changed ABI in GCC 4.6; these
+// helpers are internal to this file and inlined, so no ABI is crossed.)
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float v8 __attribute__((vector_size(32)));
 typedef int32_t i8 __attribute__((vector_size(32)));
 
