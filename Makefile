@@ -125,11 +125,10 @@ $(TEST_OBJS) $(GRAD64_OBJS): | $(BUILD)/.doctest-ok
 # and the header would be compiled with -include of its own out-of-date .gch.)
 $(BUILD)/pch/test_util_pch.h $(BUILD)/pch64/test_util_pch.h:
 	@mkdir -p $(@D) && echo '#include "tests/test_util.h"' > $@
-$(BUILD)/pch/test_util_pch.h.gch: $(BUILD)/pch/test_util_pch.h | $(BUILD)/.doctest-ok
+$(BUILD)/pch/test_util_pch.h.gch $(BUILD)/pch64/test_util_pch.h.gch: %.gch: % | $(BUILD)/.doctest-ok
 	$(CXX) $(CXXFLAGS_ALL) -x c++-header $< -o $@
-$(BUILD)/pch64/test_util_pch.h.gch: $(BUILD)/pch64/test_util_pch.h | $(BUILD)/.doctest-ok
-	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -x c++-header $< -o $@
 $(BUILD)/pch/%.gch $(BUILD)/pch64/%.gch: CXXFLAGS_ALL += $(TEST_FLAGS)
+$(BUILD)/pch64/%.gch: CXXFLAGS_ALL += -DSEQGRAD_DOUBLE
 $(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): $(BUILD)/pch/test_util_pch.h.gch
 $(TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): private CXXFLAGS_ALL += -include $(BUILD)/pch/test_util_pch.h
 $(GRAD_TEST_SRCS:%.cpp=$(BUILD)/obj64/%.o): $(BUILD)/pch64/test_util_pch.h.gch

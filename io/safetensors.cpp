@@ -24,7 +24,10 @@ namespace seqgrad::io {
 
 namespace {
 
-constexpr int64_t kF32Bytes = 4;
+// The bytes of one element of each dtype read; an I64 is read into a real only when the real
+// holds it exactly, from -kExactInteger to kExactInteger (2^24 in float32, 2^53 in float64).
+constexpr int64_t kF32Bytes = 4, kI64Bytes = 8;
+constexpr int64_t kExactInteger = int64_t(1) << std::numeric_limits<real>::digits;
 // Headers longer than this are refused before any allocation (the limit the reference
 // implementation uses; real headers are kilobytes).
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
@@ -162,9 +165,6 @@ struct Entry {
   int64_t begin = 0, end = 0;
   bool i64 = false;  // stored as I64 (read into real), else F32
 };
-
-// The bytes of one element of a stored dtype.
-constexpr int64_t kI64Bytes = 8;
 
 struct Header {
   std::vector<Entry> entries;     // header order
@@ -341,18 +341,16 @@ SafetensorsFile read_file(const char* op, const std::string& path) {
     read_bytes(file, op, path, bytes.data(), bytes.size());
     Tensor t = Tensor::empty(e.shape);
     real* x = t.data();
-    for (int64_t k = 0; k < t.numel(); ++k) {
-      if (!e.i64) {
+    if (!e.i64)
+      for (int64_t k = 0; k < t.numel(); ++k)
         x[k] = static_cast<real>(get_f32_le(&bytes[static_cast<size_t>(kF32Bytes * k)]));
-        continue;
-      }
-      // An integer becomes a real only if the real holds it exactly (to 2^24 in float32): a
-      // count that came back changed would be worse than an error.
+    // An integer becomes a real only if the real holds it exactly: a count that came back
+    // changed would be worse than an error.
+    for (int64_t k = 0; e.i64 && k < t.numel(); ++k) {
       const int64_t v = static_cast<int64_t>(get_u64_le(&bytes[static_cast<size_t>(kI64Bytes * k)]));
-      constexpr int64_t kExact = int64_t(1) << std::numeric_limits<real>::digits;
-      if (v < -kExact || v > kExact)
+      if (v < -kExactInteger || v > kExactInteger)
         corrupt(op, path, "tensor '", e.name, "': I64 element ", k, " is ", v, ", which ", kRealName,
-                " cannot hold exactly; expected a value from ", -kExact, " to ", kExact);
+                " cannot hold exactly; expected a value from ", -kExactInteger, " to ", kExactInteger);
       x[k] = static_cast<real>(v);
     }
     out.tensors[i] = {e.name, t};

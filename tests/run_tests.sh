@@ -6,9 +6,9 @@
 #
 # The binaries run side by side, as many at once as there are arguments (the suites are
 # mostly single-threaded, and the machines have two cores), each into its own log; the logs
-# are printed in the order given once all have finished, each with the seconds it ran. Arguments may hold doctest filters
-# such as -sf=*tests/examples/* to split one binary into shards: they are split into words,
-# never expanded as file names.
+# are printed in the order given once all have finished, each with the seconds it ran.
+# Arguments may hold doctest filters such as -sf=*tests/examples/* to split one binary into
+# shards: they are split into words, never expanded as file names.
 set -f
 passed=0
 failed=0

@@ -20,6 +20,12 @@
 namespace seqgrad::cli {
 namespace {
 
+// What went to standard output is the result (a corpus, translations): a write that failed (a
+// full disk, a closed stdout) fails the command, not only the last lines.
+void flush_output(std::ostream& out, const std::string& who) {
+  out.flush();
+  check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
+}
 
 const char* kUsage =
     "seqgrad - train, run and inspect sequence-to-sequence models\n\n"
@@ -68,13 +74,6 @@ int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
 
 // ================================================================================================
 // seqgrad translate / eval / attention
-
-// What went to standard output is the result (a corpus, translations): a write that failed (a
-// full disk, a closed stdout) fails the command, not only the last lines.
-void flush_output(std::ostream& out, const std::string& who) {
-  out.flush();
-  check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
-}
 
 // "'qqq', 'zzz'": the tokens of `text` that the source vocabulary does not know (read as <unk>).
 std::string unknown_tokens(const Translator& t, const std::string& text) {
@@ -215,8 +214,6 @@ int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& 
   const std::string who = words.empty() ? "seqgrad" : "seqgrad " + words[0];  // for messages
   try {
     const int code = dispatch(words, out, err, in);
-    // What went to standard output is the result (a corpus, translations): a write that failed
-    // (a full disk, a closed stdout) fails the command, not only the last lines.
     // (A run stopped by a signal keeps the signal's exit code: its terminal may be gone.)
     if (code < 128) flush_output(out, who);
     return code;

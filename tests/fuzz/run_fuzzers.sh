@@ -13,11 +13,14 @@ shift
 # The fuzzers run JOBS at a time (default: one per core), each on one core; the lines come out
 # in the order given.
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+names() {  # BIN: sets name (fuzz_tsv), short (tsv) and dir (build/fuzz)
+  name=$(basename "$1")
+  short=${name#fuzz_}
+  dir=$(dirname "$1")
+}
 fuzz_one() {  # BIN: run it, then write its exit code beside its log
   bin="$1"
-  name=$(basename "$bin")
-  short=${name#fuzz_}
-  dir=$(dirname "$bin")
+  names "$bin"
   mkdir -p "$dir/corpus/$short"
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
     -artifact_prefix="$dir/" "$dir/corpus/$short" "tests/fuzz/corpus/$short" >"$dir/$name.log" 2>&1
@@ -33,9 +36,7 @@ wait
 
 status=0
 for bin in "$@"; do
-  name=$(basename "$bin")
-  short=${name#fuzz_}
-  dir=$(dirname "$bin")
+  names "$bin"
   log="$dir/$name.log"
   code=$(cat "$dir/$name.code" 2>/dev/null || echo 1)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
