@@ -95,6 +95,16 @@ $(BUILD)/obj64/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -c $< -o $@
 
+# The blocked gemm is compiled once per instruction set (tensor/gemm.cpp picks one at run time):
+# these two copies get their instruction sets whatever ARCH_FLAGS says, so that a PORTABLE=1
+# build still has them. Only on x86; elsewhere those files are empty.
+ifneq ($(filter x86_64% i386% i486% i586% i686%,$(shell $(CXX) -dumpmachine 2>/dev/null)),)
+GEMM_AVX2_FLAGS := -mavx2 -mfma
+GEMM_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512vl -mavx512bw -mavx512dq
+endif
+$(BUILD)/obj/tensor/gemm_avx2.o $(BUILD)/obj64/tensor/gemm_avx2.o: private CXXFLAGS_ALL += $(GEMM_AVX2_FLAGS)
+$(BUILD)/obj/tensor/gemm_avx512.o $(BUILD)/obj64/tensor/gemm_avx512.o: private CXXFLAGS_ALL += $(GEMM_AVX512_FLAGS)
+
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
 TEST_INCLUDE_FLAGS = $(if $(filter /usr/include,$(DOCTEST_INCLUDE)),,-isystem $(DOCTEST_INCLUDE))

@@ -9,11 +9,14 @@
 // It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
 // Output, one line per measurement:
 //   matmul n=512 threads=1 gflops=61.3
-//   openblas n=512 threads=1 gflops=60.2
+//   openblas n=512 threads=1 gflops=60.2 core=SkylakeX
 //   matmul_naive n=512 threads=1 gflops=1.1
 // then a summary: each case as a fraction of OpenBLAS and of peak, and the 1 -> 2 thread
 // speed-ups. OpenBLAS is loaded at run time with dlopen, so the build never links to it; if
-// libopenblas is not installed its lines are simply missing.
+// libopenblas is not installed its lines are simply missing. Unless OPENBLAS_CORETYPE is set,
+// OpenBLAS is told the core this CPU has (load_openblas), and the core it ran is printed.
+// seqgrad's side runs the kernel gemm picks for this CPU; SEQGRAD_KERNEL=avx2 (or generic)
+// measures another.
 //
 // Timing: a sample is one untimed call, then enough back-to-back calls to take >= 20 ms; a
 // figure is the median of 11 samples (--samples). The machine may be shared and its clock
@@ -31,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>  // strcasecmp
 #include <fstream>
 #include <functional>
 #include <string>
@@ -58,17 +62,49 @@ using SetThreads = void (*)(int);
 struct OpenBlas {
   CblasGemm gemm = nullptr;
   SetThreads set_threads = nullptr;
+  std::string core;  // the kernel set OpenBLAS chose ("SkylakeX", "Haswell", "Prescott", ...)
+  std::string how;   // how that core came to be chosen, for the header
   explicit operator bool() const { return gemm && set_threads; }
 };
 
+// The OpenBLAS core that has this CPU's widest vectors: SkylakeX for AVX-512, Haswell for AVX2
+// (Zen runs the same kernels); null where OpenBLAS's own choice is as good as any.
+const char* openblas_core_for_this_cpu() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return nullptr;
+}
+
+// An honest anchor: OpenBLAS picks its kernels from the CPU's model number, and a release older
+// than the CPU does not know it. Debian's 0.3.21 takes a Sapphire Rapids Xeon for a Prescott
+// and runs SSE3 kernels there, a third of the speed it has. So unless OPENBLAS_CORETYPE is set
+// already, it is set here, before the library loads, to the core this CPU really has; the core
+// OpenBLAS then reports is printed beside every figure.
 OpenBlas load_openblas() {
   OpenBlas lib;
+  const char* wanted = openblas_core_for_this_cpu();
+  const char* given = std::getenv("OPENBLAS_CORETYPE");
+  if (given && *given) {
+    lib.how = std::string("OPENBLAS_CORETYPE=") + given + " from the environment";
+  } else if (wanted) {
+    setenv("OPENBLAS_CORETYPE", wanted, 1);
+    lib.how = std::string("OPENBLAS_CORETYPE=") + wanted + " set here, the core this CPU has";
+  } else {
+    lib.how = "OpenBLAS's own choice";
+  }
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
     void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!handle) continue;
     lib.gemm = reinterpret_cast<CblasGemm>(
         dlsym(handle, sizeof(real) == 4 ? "cblas_sgemm" : "cblas_dgemm"));
     lib.set_threads = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads"));
+    using CoreName = char* (*)();
+    const auto core_name = reinterpret_cast<CoreName>(dlsym(handle, "openblas_get_corename"));
+    lib.core = core_name ? core_name() : "unknown";
     if (lib) return lib;
   }
   return OpenBlas{};
@@ -106,19 +142,24 @@ double cpuinfo_ghz() {
   return 0;
 }
 
-// Floating-point operations one core can start per cycle in the widest vector unit this
-// binary was compiled for: 2 FMA pipes x lanes x 2 (an FMA is a multiply and an add).
+// Floating-point operations one core can start per cycle in the widest vector unit this CPU
+// has: 2 FMA pipes x lanes x 2 (an FMA is a multiply and an add). (A core that splits 512-bit
+// work into two 256-bit halves, as Zen 4 does, peaks at half the AVX-512 figure.)
 int flops_per_cycle() {
   const int lanes_256 = 32 / static_cast<int>(sizeof(real));
-#if defined(__AVX512F__)
-  return 2 * 2 * 2 * lanes_256;
-#elif defined(__FMA__)
-  return 2 * 2 * lanes_256;
-#elif defined(__AVX__)
-  return 2 * lanes_256;  // one multiply and one add pipe, no fusion
-#else
-  return lanes_256;  // SSE: 128-bit multiply and add
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return 2 * 2 * 2 * lanes_256;
+  if (__builtin_cpu_supports("fma")) return 2 * 2 * lanes_256;
+  if (__builtin_cpu_supports("avx")) return 2 * lanes_256;  // one multiply and one add pipe, no fusion
 #endif
+  return lanes_256;  // SSE: 128-bit multiply and add
+}
+
+// The kernels gemm can run here, narrowest first: "generic, avx2, avx512".
+std::string kernel_list() {
+  std::string list;
+  for (const std::string& k : gemm_kernels()) list += (list.empty() ? "" : ", ") + k;
+  return list;
 }
 
 // ================================================================================================
@@ -245,7 +286,7 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
   for (size_t t = 0; t < thread_counts.size(); ++t) {
     const Result r{Case{M, K, N, thread_counts[t]}, ours[t].gflops(), blas ? theirs[t].gflops() : 0};
     std::printf("matmul %s gflops=%.1f\n", r.c.name().c_str(), r.ours);
-    if (blas) std::printf("openblas %s gflops=%.1f\n", r.c.name().c_str(), r.openblas);
+    if (blas) std::printf("openblas %s gflops=%.1f core=%s\n", r.c.name().c_str(), r.openblas, blas.core.c_str());
     results.push_back(r);
   }
   std::fflush(stdout);
@@ -287,7 +328,7 @@ void run_tiny(const OpenBlas& blas, int samples) {
     }
     std::printf("tiny m=%lld k=%lld n=%lld ta=%d tb=%d matmul_gflops=%.1f", static_cast<long long>(t.M),
                 static_cast<long long>(t.K), static_cast<long long>(t.N), t.ta, t.tb, ours.gflops());
-    if (blas) std::printf(" openblas_gflops=%.1f", theirs.gflops());
+    if (blas) std::printf(" openblas_gflops=%.1f openblas_core=%s", theirs.gflops(), blas.core.c_str());
     std::printf("\n");
   }
 }
@@ -346,7 +387,17 @@ int main(int argc, char** argv) {
   const int fpc = flops_per_cycle();
   std::printf("# %s, %u hardware threads, clock %.2f GHz measured (%.2f nominal), %d FLOP/cycle/core\n",
               kRealName, cores, ghz_start, nominal, fpc);
-  std::printf("# openblas: %s\n", blas ? "loaded" : "not found (install libopenblas-dev to compare)");
+  std::printf("# seqgrad's gemm kernel: %s (of %s this CPU runs; SEQGRAD_KERNEL picks another)\n", gemm_kernel(),
+              kernel_list().c_str());
+  if (blas) {
+    std::printf("# openblas: loaded, core %s (%s)\n", blas.core.c_str(), blas.how.c_str());
+    const char* wanted = openblas_core_for_this_cpu();
+    if (wanted && strcasecmp(blas.core.c_str(), wanted) != 0)
+      std::printf("# WARNING: OpenBLAS runs its %s kernels, not the %s kernels this CPU can run: its figures "
+                  "understate it\n", blas.core.c_str(), wanted);
+  } else {
+    std::printf("# openblas: not found (install libopenblas-dev to compare)\n");
+  }
   if (tiny) {
     run_tiny(blas, static_cast<int>(samples));
     return 0;

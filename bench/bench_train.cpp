@@ -24,7 +24,7 @@
 //   make bench && build/bench_train --workload lstm_attn|transformer|transformer_varlen [--threads T[,T...]]
 //                                   [--steps N] [--warmup W] [--decode]
 // prints one line
-//   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m>
+//   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> kernel=<gemm kernel>
 // with the median over the measured steps, after the warm-up steps (defaults 30 and 5), and
 // the process's peak resident memory. --decode (transformer only) prints instead the speed of
 // greedy decoding 20 tokens for the batch of 64, with and without the key/value cache:
@@ -276,8 +276,8 @@ int main(int argc, char** argv) {
       cpu[c].push_back(cpu_ms() - c0);
     }
   for (size_t c = 0; c < counts; ++c) {
-    std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f\n", workload.c_str(),
-                static_cast<long long>(threads[c]), median(ms[c]), peak_rss_mb());
+    std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f kernel=%s\n", workload.c_str(),
+                static_cast<long long>(threads[c]), median(ms[c]), peak_rss_mb(), gemm_kernel());
     std::fprintf(stderr, "# threads=%lld cpu_ms_per_step=%.2f (median CPU time of the process)\n",
                  static_cast<long long>(threads[c]), median(cpu[c]));
   }

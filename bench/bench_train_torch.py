@@ -3,12 +3,13 @@
 
 Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line,
 followed by PyTorch's version and the BLAS library it used (see blas_library below):
-    workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> (pytorch <v>) blas=<path>
---blas prints only blas=<path> and stops.
+    workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> (pytorch <v>) blas=<path> blas_core=<core>
+--blas prints only blas=<path> blas_core=<core> and stops.
 Only for comparison; seqgrad never needs PyTorch. With Debian's python3-torch installed:
     /usr/bin/python3 bench/bench_train_torch.py --workload lstm_attn --threads 1
 """
 import argparse
+import ctypes
 import math
 import os
 import resource
@@ -147,6 +148,25 @@ def blas_library():
     return ",".join(found) if found else "unknown"
 
 
+def blas_core():
+    """The kernel set OpenBLAS chose ("SkylakeX", "Haswell", "Prescott", ...), or "unknown".
+
+    OpenBLAS picks its kernels from the CPU's model number, and a release older than the CPU
+    falls back to a generic core: Debian's 0.3.21 runs SSE3 "Prescott" kernels on a Sapphire
+    Rapids Xeon, a third of the speed it has there. OPENBLAS_CORETYPE, read when the library
+    loads, overrides the choice; bench/compare_train.sh sets it to the core the CPU has.
+    """
+    for path in blas_library().split(","):
+        try:
+            lib = ctypes.CDLL(path)
+            get = lib.openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        get.restype = ctypes.c_char_p
+        return get().decode(errors="replace").strip() or "unknown"
+    return "unknown"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", choices=["lstm_attn", "transformer", "transformer_varlen"])
@@ -158,7 +178,7 @@ def main():
     if args.blas:
         # Debian's torch maps its BLAS on import; one product makes sure a lazily loaded one is too.
         torch.ones(2, 2) @ torch.ones(2, 2)
-        print(f"blas={blas_library()}")
+        print(f"blas={blas_library()} blas_core={blas_core()}")
         return
     if args.workload is None:
         parser.error("the following argument is required: --workload")
@@ -191,7 +211,7 @@ def main():
         cpu.append((time.process_time() - c0) * 1000)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"workload={args.workload} threads={args.threads} ms_per_step={statistics.median(times):.2f} "
-          f"peak_rss_mb={peak_mb:.1f} (pytorch {torch.__version__}) blas={blas_library()}")
+          f"peak_rss_mb={peak_mb:.1f} (pytorch {torch.__version__}) blas={blas_library()} blas_core={blas_core()}")
     print(f"# cpu_ms_per_step={statistics.median(cpu):.2f} (median CPU time of the process)", file=sys.stderr)
 
 

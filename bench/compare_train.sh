@@ -44,7 +44,32 @@ done
 # installed that is the reference BLAS, whose matrix products are plain loops: PyTorch's steps
 # then take several times as long, and the comparison would flatter seqgrad.
 # (The check knows Debian's paths; elsewhere the library is only printed.)
-BLAS=$("$PY" bench/bench_train_torch.py --blas | sed -n 's/^blas=//p')
+# An honest anchor: OpenBLAS picks its kernels from the CPU's model number, and a release older
+# than the CPU falls back to a generic core (Debian's 0.3.21 runs SSE3 "Prescott" kernels on a
+# Sapphire Rapids Xeon, a third of the speed it has there). So unless OPENBLAS_CORETYPE is set
+# already, PyTorch's runs get the core this CPU really has: SkylakeX where it has AVX-512,
+# Haswell where it has AVX2 (Zen runs the same kernels). The core OpenBLAS then reports is
+# checked here and printed on every PyTorch line (blas_core=).
+cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+has_flag() { case " $cpu_flags " in *" $1 "*) return 0 ;; esac; return 1; }
+WANT_CORE=""
+if has_flag avx512f && has_flag avx512vl && has_flag avx512bw && has_flag avx512dq; then WANT_CORE=SkylakeX
+elif has_flag avx2 && has_flag fma; then WANT_CORE=Haswell
+fi
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$WANT_CORE" ]; then
+    export OPENBLAS_CORETYPE="$WANT_CORE"
+    CORE_HOW="OPENBLAS_CORETYPE=$WANT_CORE set here, the core this CPU has"
+else
+    CORE_HOW="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} from the environment"
+fi
+BLAS_LINE=$("$PY" bench/bench_train_torch.py --blas)
+BLAS=$(echo "$BLAS_LINE" | sed -n 's/^blas=\([^ ]*\).*/\1/p')
+CORE=$(echo "$BLAS_LINE" | sed -n 's/.* blas_core=//p')
+if [ -n "$WANT_CORE" ] && [ "$(echo "$CORE" | tr A-Z a-z)" != "$(echo "$WANT_CORE" | tr A-Z a-z)" ]; then
+    echo "compare_train: PyTorch's OpenBLAS runs its '$CORE' kernels, not the $WANT_CORE kernels this CPU" \
+         "can run ($CORE_HOW); its times would flatter seqgrad" >&2
+    exit 2
+fi
 [ -n "$BLAS" ] || { echo "compare_train: $PY bench/bench_train_torch.py --blas printed no blas= line" >&2; exit 2; }
 case "$BLAS" in
     */blas/libblas.so*)
@@ -68,7 +93,8 @@ steal_since() {
 
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg), PyTorch's BLAS: $BLAS"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg), PyTorch's BLAS: $BLAS, core $CORE ($CORE_HOW)"
+echo "# CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1); seqgrad's gemm kernel: on each seqgrad line (kernel=)"
 for r in $(seq "$ROUNDS"); do
     cores=$("$CORES" | sed -n 's/^cores: //p')
     [ -n "$cores" ] || { echo "compare_train: $CORES printed no 'cores:' line" >&2; exit 1; }

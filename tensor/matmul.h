@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -30,6 +32,15 @@ namespace seqgrad {
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
           bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
           const real* addend = nullptr);
+// Which copy of gemm's kernel runs (tensor/gemm.cpp): "avx512", "avx2" or "generic". By default
+// the widest this CPU can run, chosen at the first product; SEQGRAD_KERNEL in the environment
+// names another. set_gemm_kernel() switches at run time (not while a product is running);
+// an unknown name, or one the CPU cannot run, is refused (std::invalid_argument).
+// gemm_kernels() lists those this CPU can run, narrowest first.
+const char* gemm_kernel();
+void set_gemm_kernel(const std::string& name);
+std::vector<std::string> gemm_kernels();
+
 // The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way
 // (with accumulate, that value is added to C[i][j]; with addend, to addend[i][j]).
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,

@@ -56,6 +56,16 @@ struct ThreadCount {
   int saved;
 };
 
+// Runs a block on one of gemm's kernel paths (tensor/gemm.cpp), restoring the path before:
+//   for (const std::string& k : gemm_kernels()) { KernelPath path(k); ... }
+struct KernelPath {
+  explicit KernelPath(const std::string& name) : saved(gemm_kernel()) { set_gemm_kernel(name); }
+  ~KernelPath() { set_gemm_kernel(saved); }
+  KernelPath(const KernelPath&) = delete;
+  KernelPath& operator=(const KernelPath&) = delete;
+  std::string saved;
+};
+
 // A whole file's bytes ("" if it cannot be read), and writing them (checked).
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -7,7 +7,9 @@
 // Pinned error messages for bad shapes close the file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -21,6 +23,7 @@
 #include "tests/test_util.h"
 
 using namespace seqgrad;
+using seqgrad::testing::KernelPath;
 using seqgrad::testing::ThreadCount;
 
 namespace {
@@ -346,6 +349,107 @@ TEST_CASE("gemm: bit-identical results on 1, 2 and 3 threads") {
       CHECK(bit_identical(one, gemm_on(2, d.M, d.N, d.K, t & 1, t & 2)));
       CHECK(bit_identical(one, gemm_on(3, d.M, d.N, d.K, t & 1, t & 2)));
     }
+}
+
+// ================================================================================================
+// Kernel paths: each copy of the blocked kernel the CPU can run (tensor/gemm.cpp)
+
+namespace {
+
+// Shapes around both register tiles (6 x 16 and 8 x 32 floats), the K block and the A block,
+// each path of gemm (tiny, dot products, B in place, packed, transposed A slivers, the 4 KiB
+// aliasing rule) and a short C cut into column blocks.
+const std::vector<Dims> kPathShapes = {
+    {1, 1, 1},     {7, 13, 17},   {3, 20, 32},   {8, 32, 9},     {9, 33, 257},  {16, 64, 40},
+    {17, 65, 300}, {25, 40, 20},  {64, 512, 128}, {97, 101, 103}, {150, 40, 600}, {145, 200, 60},
+    {20, 1024, 30}, {128, 128, 1280}, {300, 7, 11}};
+
+// op(A) op(B) on the current path, with and without a bias and accumulating onto C0.
+std::vector<real> product_bits(const Dims& d, int t) {
+  const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4, accumulate = t & 8;
+  const std::vector<real> A = random_values(d.M * d.K, 51 + d.M), B = random_values(d.K * d.N, 52 + d.N);
+  const std::vector<real> bias = random_values(d.N, 53);
+  std::vector<real> C = random_values(d.M * d.N, 54);
+  gemm(d.M, d.N, d.K, A.data(), trans_a, B.data(), trans_b, C.data(), with_bias ? bias.data() : nullptr, accumulate);
+  return C;
+}
+
+}  // namespace
+
+TEST_CASE("gemm kernels: every path this CPU runs matches the reference and keeps its bits on 1, 2 and 3 threads") {
+  const std::vector<std::string> paths = gemm_kernels();
+  REQUIRE(!paths.empty());
+  CHECK(paths.front() == "generic");  // every CPU runs the portable copy
+  for (const std::string& path : paths) {
+    KernelPath use(path);
+    CAPTURE(path);
+    CHECK(std::string(gemm_kernel()) == path);
+    check_all_transposes(kPathShapes);
+    check_all_transposes({{6, 40, 300}, {33, 70, 520}}, /*with_bias=*/true);
+    for (const Dims& d : {Dims{200, 300, 170}, Dims{64, 512, 128}, Dims{1000, 40, 257}, Dims{128, 128, 1280}})
+      for (int t = 0; t < 4; ++t) {
+        CAPTURE(d.M);
+        CAPTURE(t);
+        const std::vector<real> one = gemm_on(1, d.M, d.N, d.K, t & 1, t & 2);
+        CHECK(bit_identical(one, gemm_on(2, d.M, d.N, d.K, t & 1, t & 2)));
+        CHECK(bit_identical(one, gemm_on(3, d.M, d.N, d.K, t & 1, t & 2)));
+      }
+  }
+}
+
+TEST_CASE("gemm kernels: the AVX2 and AVX-512 paths give the same bits") {
+  // Every copy blocks K alike and fuses each multiply-add, so a wider tile changes which
+  // instruction computes an element, never its chain of roundings (tensor/gemm_blocked.h,
+  // "Determinism"). That is what keeps checkpoints, losses and the docs' printed runs the same
+  // on every machine. (The generic copy fuses too where the build's target has FMA.)
+  const std::vector<std::string> paths = gemm_kernels();
+  std::vector<std::string> fused;
+  for (const std::string& p : paths)
+#if defined(__FMA__)
+    fused.push_back(p);
+#else
+    if (p != "generic") fused.push_back(p);
+#endif
+  if (fused.size() < 2) {
+    MESSAGE("this CPU runs only ", fused.size(), " fused kernel path(s); nothing to compare");
+    return;
+  }
+  for (const Dims& d : kPathShapes)
+    for (int t = 0; t < 16; ++t) {
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      CAPTURE(t);
+      std::vector<std::vector<real>> results;
+      for (const std::string& path : fused) {
+        KernelPath use(path);
+        results.push_back(product_bits(d, t));
+      }
+      for (size_t i = 1; i < results.size(); ++i) {
+        CAPTURE(fused[i]);
+        CHECK(bit_identical(results[0], results[i]));
+      }
+    }
+}
+
+TEST_CASE("gemm kernels: an unknown kernel, or one this CPU cannot run, is refused") {
+  const std::string before = gemm_kernel();
+  CHECK_THROWS_WITH_AS(set_gemm_kernel("sse9"),
+                       "set_gemm_kernel: unknown kernel; expected one of generic, avx2, avx512, got 'sse9'",
+                       std::invalid_argument);
+  const std::vector<std::string> paths = gemm_kernels();
+  std::string runnable;
+  for (const std::string& p : paths) runnable += (runnable.empty() ? "" : ", ") + p;
+  for (const char* name : {"generic", "avx2", "avx512"})
+    if (std::find(paths.begin(), paths.end(), name) == paths.end())
+      CHECK_THROWS_WITH_AS(set_gemm_kernel(name),
+                           ("set_gemm_kernel: this CPU cannot run the " + std::string(name) +
+                            " kernel; expected one of " + runnable + ", got '" + name + "'").c_str(),
+                           std::invalid_argument);
+  CHECK(std::string(gemm_kernel()) == before);  // a refused choice changes nothing
+  // Without SEQGRAD_KERNEL, the first product picked the widest path this CPU runs.
+  const char* env = std::getenv("SEQGRAD_KERNEL");
+  CHECK(before == (env && *env ? std::string(env) : paths.back()));
 }
 
 TEST_CASE("matmul: batched products are bit-identical on 1, 2 and 3 threads") {

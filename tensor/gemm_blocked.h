@@ -1,0 +1,885 @@
+// tensor/gemm_blocked.h - the fast matrix multiply behind matmul(): C = op(A) op(B), cache-blocked,
+// packed and multi-threaded in the GotoBLAS/BLIS manner. Written once, compiled once per
+// instruction set: tensor/gemm.cpp picks one of those copies at run time.
+//
+// What it is: one portable C++ kernel that reaches the speed of a tuned BLAS on large float
+// matrices. The work is cut into blocks that fit the caches, the operands are copied ("packed")
+// into the order the innermost loop reads them, and that loop keeps a tile of C (6 x 16 with
+// 256-bit vectors, 8 x 32 with 512-bit ones) in vector registers. What it is not: a BLAS. There
+// is no alpha, no beta but 0 and 1 (C = or C +=, or C = addend + for a separate addend matrix),
+// no leading dimensions, no hand-written assembly: vectors are GCC/Clang vector extensions,
+// which the compiler turns into AVX2 or AVX-512 instructions here and into pairs of SSE or NEON
+// instructions (or scalar code) elsewhere.
+//
+// How it is compiled: this file is not a header to include anywhere else. Each of
+// tensor/gemm_generic.cpp, gemm_avx2.cpp and gemm_avx512.cpp defines the settings below and
+// includes it, and the Makefile compiles each with its own instruction-set flags (-mavx2 -mfma,
+// -mavx512f ...), so one binary holds a copy of gemm for each, in its own namespace:
+//   SEQGRAD_GEMM_NAMESPACE     gemm_generic, gemm_avx2 or gemm_avx512
+//   SEQGRAD_GEMM_KERNEL_BYTES  the micro-kernel's vector width in bytes: 32 or 64
+//   SEQGRAD_GEMM_MR            rows of the register tile
+// Everything else (packing, the tiny products, the driver) is the same code in every copy.
+// Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
+// The chapter docs/matmul.md explains the design and shows the measurements.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#if defined(__FMA__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
+
+#if !defined(SEQGRAD_GEMM_NAMESPACE) || !defined(SEQGRAD_GEMM_KERNEL_BYTES) || !defined(SEQGRAD_GEMM_MR)
+#error "tensor/gemm_blocked.h is compiled through gemm_generic.cpp, gemm_avx2.cpp or gemm_avx512.cpp"
+#endif
+
+namespace seqgrad {
+namespace SEQGRAD_GEMM_NAMESPACE {
+namespace {
+
+// ================================================================================================
+// The shape of the computation
+//
+// Shapes in this file: op(A) is (M, K), op(B) is (K, N), C is (M, N), all row-major.
+//
+//   pack op(B) into panels of NR columns                 (K, N) -> K/KC x N/NR panels (KC, NR)
+//   for each task         ic: a block of rows of C       tasks are shared out between threads
+//     for each K block    pc: KC deep                    A[ic, pc] (packed if trans_a)  (MC, KC), L2
+//       for each panel    jr: NR columns of C            B[pc, jr], packed              (KC, NR), L1
+//         for each sliver ir: MR rows of the block       A[ir, pc]                      (MR, KC)
+//           micro_kernel: C[ir, jr] (MR, NR) (+)= sliver (MR, KC) @ panel (KC, NR)
+//
+// Why each block has its size. With 256-bit vectors (AVX2: 16 vector registers of 8 floats):
+//   * micro-kernel: the MR x NR = 6 x 16 tile of C lives in 12 vector registers for a whole K
+//     block; 2 more hold a row of the panel and 1 a broadcast element of the sliver. Each step
+//     loads 2 vectors and 6 scalars for 12 FMAs, so the FMA units, not memory, set the pace.
+//   * KC = 256: a packed panel, KC x NR floats = 16 KB, stays in L1 (32 to 48 KB) while the
+//     kernel runs down every sliver of the A block.
+//   * MC = 144: a packed A block, MC x KC floats = 144 KB, stays in L2 (512 KB or more) while
+//     the kernel sweeps it once per panel.
+// With 512-bit vectors (AVX-512: 32 registers of 16 floats) a step's FMAs do twice the work, so
+// the tile doubles: MR x NR = 8 x 32, 16 accumulators (two FMA pipes of 4 cycles' latency need
+// at least 8 independent ones), 2 registers for the panel's row, 1 for the broadcast. A step
+// loads 2 vectors and 8 scalars for 16 FMAs, 1.25 loads a cycle, under the two a core can do.
+// The panel, 256 x 32 floats = 32 KB, fits the 48 KB L1 of the cores that have AVX-512 (Ice
+// Lake and later); the sliver streams past it from L2. KC stays 256 on purpose: see below.
+//
+// Packing copies each block into exactly the order the kernel reads it, from 64-byte aligned
+// buffers; the transpose flags only change the strides the packing reads with. A stored
+// (M, K) is already in that order (a sliver is MR rows of A, K apart) and is read in place;
+// only a transposed A is packed. Edges (M not a multiple of MR, N not of NR) are zero-padded
+// when packing, computed by the same kernel, and only the valid part of the tile is written
+// back. Small matrices skip packing B (see read_b_in_place) and small products skip the
+// threads (kParallelMacs).
+//
+// Threads: op(B) is packed once, by all threads together (a small B by the calling thread
+// alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
+// reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that
+// one thread computes entirely, taking the next task from a shared counter.
+//
+// Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
+// block, stored (first block, unless gemm accumulates or was given an addend, which each task
+// first copies into its block of C) or added to C. The K blocking depends on K alone and each
+// element is computed by exactly one task, so the bits are the same whatever the thread count
+// or which thread runs which task. The order depends on K alone, not on M or N, and the tiny
+// products (gemm_tiny) keep it too: a row of C has the same bits however many rows and columns
+// are computed with it, which is what makes decoding a batch of sentences give exactly what
+// decoding each alone gives. Nor does it depend on the vector width or the tile: every copy
+// of this file blocks K by the same KC, so the AVX2 and AVX-512 kernels give the same bits
+// (both fuse each multiply-add; the generic copy does too where its target has FMA).
+
+// Packing and the tiny products work in 256-bit vectors in every copy (on narrower machines
+// the compiler splits them); only the micro-kernel uses the copy's own width (kvec).
+constexpr int kVectorBytes = 32;
+typedef real vec __attribute__((vector_size(kVectorBytes)));
+constexpr int64_t VL = kVectorBytes / sizeof(real);  // lanes: 8 floats or 4 doubles
+typedef real kvec __attribute__((vector_size(SEQGRAD_GEMM_KERNEL_BYTES)));
+constexpr int64_t KVL = SEQGRAD_GEMM_KERNEL_BYTES / sizeof(real);  // the micro-kernel's lanes
+constexpr int64_t MR = SEQGRAD_GEMM_MR;              // rows of the register tile
+constexpr int64_t NR = 2 * KVL;                      // columns of the register tile: 2 vectors
+constexpr int64_t KC = 256;                          // depth of a K block (the same in every copy)
+constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
+static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
+
+// (Without AVX, GCC notes that passing 32-byte vectors by value changed ABI in GCC 4.6; these
+// helpers are internal to this file and inlined, so no ABI is crossed.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+// acc + x * b, rounded once (a fused multiply-add) where the machine has one. Every kernel
+// below adds its products through this, so that they all round alike: left to itself the
+// compiler fuses `acc += x * b` in some loops and not in others, and a row of C then got other
+// bits from the single-row kernel than from the tiles. V is vec or kvec.
+template <class V>
+inline V madd(V acc, V x, V b) {
+  constexpr bool f32 = sizeof(real) == 4;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64 && f32)
+    return reinterpret_cast<V>(_mm512_fmadd_ps(reinterpret_cast<__m512>(x), reinterpret_cast<__m512>(b),
+                                               reinterpret_cast<__m512>(acc)));
+  if constexpr (sizeof(V) == 64 && !f32)
+    return reinterpret_cast<V>(_mm512_fmadd_pd(reinterpret_cast<__m512d>(x), reinterpret_cast<__m512d>(b),
+                                               reinterpret_cast<__m512d>(acc)));
+#endif
+#if defined(__FMA__)
+  if constexpr (sizeof(V) == 32 && f32)
+    return reinterpret_cast<V>(_mm256_fmadd_ps(reinterpret_cast<__m256>(x), reinterpret_cast<__m256>(b),
+                                               reinterpret_cast<__m256>(acc)));
+  if constexpr (sizeof(V) == 32 && !f32)
+    return reinterpret_cast<V>(_mm256_fmadd_pd(reinterpret_cast<__m256d>(x), reinterpret_cast<__m256d>(b),
+                                               reinterpret_cast<__m256d>(acc)));
+#endif
+  (void)f32;
+  return acc + x * b;  // the portable form: one rounding for the product, one for the sum
+}
+// x in every lane: x - 0 is x for every x, -0 included, so this is one broadcast. (`vec{} + x`
+// is not: 0 + -0 is +0, so the compiler must add before it broadcasts, an extra instruction in
+// the innermost loop.)
+template <class V>
+inline V splat(real x) { return x - V{}; }
+template <class V>
+inline V madd(V acc, real x, V b) { return madd(acc, splat<V>(x), b); }
+
+// Memory seen as vectors: *as_vec(p) loads or stores VL reals at p, *as_kvec(p) KVL; p need
+// not be aligned.
+typedef real vec_u __attribute__((vector_size(kVectorBytes), aligned(alignof(real)), may_alias));
+typedef real kvec_u __attribute__((vector_size(SEQGRAD_GEMM_KERNEL_BYTES), aligned(alignof(real)), may_alias));
+inline vec_u* as_vec(real* p) { return reinterpret_cast<vec_u*>(p); }
+inline const vec_u* as_vec(const real* p) { return reinterpret_cast<const vec_u*>(p); }
+inline kvec_u* as_kvec(real* p) { return reinterpret_cast<kvec_u*>(p); }
+inline const kvec_u* as_kvec(const real* p) { return reinterpret_cast<const kvec_u*>(p); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// op(X) without copying: element (r, c) of op(X) is at p + r * rs + c * cs. For A stored
+// (M, K) that is rs = K, cs = 1; stored (K, M) (trans_a) it is rs = 1, cs = M.
+struct Operand {
+  const real* p;
+  int64_t rs, cs;
+  const real* at(int64_t r, int64_t c) const { return p + r * rs + c * cs; }
+};
+
+// ================================================================================================
+// Packing: copy a block of an operand into the order the micro-kernel reads it
+//
+// Both packed shapes are small row-major matrices, zero-padded past the edges of the operand:
+//   an A sliver: MR rows of op(A), kc deep     out[r * kc + k] = op(A)(i0 + r, k0 + k)   (MR, kc)
+//   a B panel:   kc rows of op(B), NR wide     out[k * NR + c] = op(B)(k0 + k, j0 + c)   (kc, NR)
+// So at step k the kernel reads one contiguous row of the panel and one element from each row
+// of the sliver. If the operand is stored the same way round (no transpose flag), every packed
+// row is a contiguous run of the source and packing is a memcpy per row. If it is stored
+// transposed, packing is a transpose: the flags change nothing but the strides read here.
+
+#ifndef SEQGRAD_DOUBLE
+// Transposes 8 vectors of 8 floats in registers: afterwards v[l][j] is what v[j][l] was. Three
+// rounds of shuffles, each pairing vectors and interleaving ever larger pieces: single floats,
+// pairs, then halves. (Index i < 8 picks lane i of the first vector, 8 + i lane i of the second.)
+inline void transpose8x8(vec v[8]) {
+  vec t[8], u[8];
+  for (int j = 0; j < 8; j += 2) {  // interleave single floats of v[j] and v[j + 1]
+    t[j] = __builtin_shufflevector(v[j], v[j + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[j + 1] = __builtin_shufflevector(v[j], v[j + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int j = 0; j < 8; j += 4)  // interleave pairs
+    for (int k = 0; k < 2; ++k) {
+      u[j + 2 * k] = __builtin_shufflevector(t[j + k], t[j + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[j + 2 * k + 1] = __builtin_shufflevector(t[j + k], t[j + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int l = 0; l < 4; ++l) {  // join halves: rows l and l + 4
+    v[l] = __builtin_shufflevector(u[l], u[l + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    v[l + 4] = __builtin_shufflevector(u[l], u[l + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+#endif
+
+// dst[0 : n) = src[0 : n) for the few reals of a partial row: whole vectors, then pieces of
+// VL / 2, VL / 4, ..., 1. (std::copy or std::fill here compiles to a string instruction whose
+// start-up costs more than writing a row of a panel.)
+inline void copy_short(real* dst, const real* src, int64_t n) {
+  for (; n >= VL; n -= VL, dst += VL, src += VL) *as_vec(dst) = *as_vec(src);
+  for (int64_t w = VL / 2; w > 0; w /= 2)
+    if (n & w) {
+      std::memcpy(dst, src, w * sizeof(real));
+      dst += w;
+      src += w;
+    }
+}
+
+// p[0 : n) = 0, for the reals that pad a packed row: whole vectors, then copy_short's pieces.
+inline void zero_fill(real* p, int64_t n) {
+  for (; n >= VL; n -= VL, p += VL) *as_vec(p) = vec{};
+  static constexpr real zeros[VL] = {};
+  copy_short(p, zeros, n);  // n < VL now
+}
+
+// out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
+// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
+// [docs:pack_block]
+void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
+                int64_t cs, real* out) {
+  if (cs == 1) {  // same way round: copy row by row
+    for (int64_t r = 0; r < R; ++r) {
+      real* o = out + r * C;
+      int64_t copied = 0;
+      if (r < rows) {
+        __builtin_prefetch(src + (r + 8) * rs);  // rows of B are one cache line: fetch ahead
+        if (cols == NR)  // a full row of a B panel: a fixed size, so two inline vector moves
+          std::memcpy(o, src + r * rs, NR * sizeof(real));
+        else
+          std::memcpy(o, src + r * rs, cols * sizeof(real));
+        copied = cols;
+      }
+      zero_fill(o + copied, C - copied);
+    }
+    return;
+  }
+  // Transposed: a column of x is contiguous. Load VL values down a column as one vector and
+  // scatter its lanes across VL rows of out; or, 8 columns at a time, transpose an 8 x 8 block
+  // in registers and store whole rows (transpose8x8 below).
+  int64_t r = 0;
+  for (; r + VL <= rows; r += VL) {
+    int64_t c = 0;
+#ifndef SEQGRAD_DOUBLE
+    for (; c + VL <= cols; c += VL) {
+      vec v[VL];  // v[j] = x(r .. r + 7, c + j): 8 columns, each 8 rows deep
+      for (int64_t j = 0; j < VL; ++j) {
+        __builtin_prefetch(src + (c + j) * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+        v[j] = *as_vec(src + (c + j) * cs + r);
+      }
+      transpose8x8(v);  // now v[l] = x(r + l, c .. c + 7)
+      for (int64_t l = 0; l < VL; ++l) *as_vec(out + (r + l) * C + c) = v[l];
+    }
+#endif
+    for (; c < cols; ++c) {
+      __builtin_prefetch(src + c * cs + r + 4 * 64 / sizeof(real));  // 4 cache lines ahead
+      const vec v = *as_vec(src + c * cs + r);
+#pragma GCC unroll 16
+      for (int64_t l = 0; l < VL; ++l) out[(r + l) * C + c] = v[l];
+    }
+    for (int64_t l = 0; l < VL; ++l) zero_fill(out + (r + l) * C + cols, C - cols);
+  }
+  if (R - r == MR && rows - r == MR && cols == C) {  // a full A sliver: a fixed count, no edges
+    for (int64_t c = 0; c < C; ++c) {
+      const real* s = src + c * cs + r;
+#pragma GCC unroll 6
+      for (int64_t rr = 0; rr < MR; ++rr) out[(r + rr) * C + c] = s[rr];
+    }
+    return;
+  }
+  for (int64_t c = 0; c < C; ++c)  // the last rows < VL (all of them for an A sliver)
+    for (int64_t rr = r; rr < R; ++rr) out[rr * C + c] = rr < rows && c < cols ? src[rr + c * cs] : 0;
+}
+// [docs:end]
+
+// A block: rows [i0, i0 + mc), columns [k0, k0 + kc) of op(A) -> ceil(mc / MR) slivers, one
+// after another.
+// A transposed operand (a.rs == 1: each column of op(A) is contiguous, as in the weight
+// gradient dY^T X) goes 8 columns at a time through transpose8x8 whenever 8 rows can be read,
+// the sliver's MR (6 or 8) and any more that are still inside op(A)'s M rows: 8 vector loads and
+// MR vector stores instead of 8 MR single floats each way.
+void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, [[maybe_unused]] int64_t M,
+            real* out) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    real* o = out + ir * kc;
+    const int64_t rows = std::min(MR, mc - ir);
+#ifndef SEQGRAD_DOUBLE
+    static_assert(MR <= VL, "a float sliver is at most one 8 x 8 transpose tall");
+    if (a.rs == 1 && rows == MR && i0 + ir + VL <= M) {
+      const real* src = a.at(i0 + ir, k0);  // column k of the sliver starts at src + k * a.cs
+      int64_t k = 0;
+      for (; k + VL <= kc; k += VL) {
+        vec v[VL];  // v[j] = rows 0..7 of column k + j
+        for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs);
+        transpose8x8(v);  // now v[l] = row l, columns k .. k + 7
+        for (int64_t l = 0; l < MR; ++l) *as_vec(o + l * kc + k) = v[l];
+      }
+      for (; k < kc; ++k)
+        for (int64_t l = 0; l < MR; ++l) o[l * kc + k] = src[k * a.cs + l];
+      continue;
+    }
+#endif
+    pack_block(rows, kc, MR, kc, a.at(i0 + ir, k0), a.rs, a.cs, o);
+  }
+}
+
+// One B panel: rows [k0, k0 + kc), columns [j0, j0 + NR) of op(B), clipped at column N.
+void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j0, real* out) {
+  pack_block(kc, std::min(NR, N - j0), kc, NR, b.at(k0, j0), b.rs, b.cs, out);
+}
+
+// ================================================================================================
+// The micro-kernel: an MR x NR tile of C (6 x 16 or 8 x 32) from a sliver of A and a panel of B
+//
+//   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
+//   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones,
+//                                                          or every one when gemm accumulates)
+//
+// `bias`, if not null, is where the sums start: NR values added to every row of the tile.
+// `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
+// (lda = K). `b` is a packed panel (ldb = NR) or, on the small-matrix path, NR columns of B
+// read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
+// the edges of C are handled. For the same reason rows past m, which may lie past the end of
+// A, are never read: the kernel reads row m - 1 again in their place.
+
+template <bool kPackedB>
+void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
+                  const real* bias, real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
+  const int64_t b_step = kPackedB ? NR : ldb;
+  // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
+  const kvec start0 = bias ? *as_kvec(bias) : kvec{}, start1 = bias ? *as_kvec(bias + KVL) : kvec{};
+  kvec acc[MR][2];
+#pragma GCC unroll 8
+  for (int64_t i = 0; i < MR; ++i) {
+    acc[i][0] = start0;
+    acc[i][1] = start1;
+    // Start fetching the C tile now; it is needed only after the loop.
+    __builtin_prefetch(c + i * ldc, 1);
+    __builtin_prefetch(c + i * ldc + NR - 1, 1);
+  }
+  // [docs:micro_kernel_loop]
+  const real* a_row[MR];  // the sliver's rows; past row m, repeats of its last (never stored)
+  for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
+    const kvec b0 = *as_kvec(b), b1 = *as_kvec(b + KVL);  // row k of the panel
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) {  // times column k of the sliver, one element at a time
+      acc[i][0] = madd(acc[i][0], a_row[i][k], b0);  // acc += a * b
+      acc[i][1] = madd(acc[i][1], a_row[i][k], b1);
+    }
+    b += b_step;
+  }
+  // [docs:end]
+  if (m == MR && n == NR) {
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) {
+      real* ci = c + i * ldc;
+      if (accumulate) {
+        *as_kvec(ci) += acc[i][0];
+        *as_kvec(ci + KVL) += acc[i][1];
+      } else {
+        *as_kvec(ci) = acc[i][0];
+        *as_kvec(ci + KVL) = acc[i][1];
+      }
+    }
+  } else {
+    alignas(64) real tile[MR][NR];
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) {
+      *as_kvec(tile[i]) = acc[i][0];
+      *as_kvec(tile[i] + KVL) = acc[i][1];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
+  }
+}
+
+// ================================================================================================
+// Buffers: 64-byte aligned scratch that each thread keeps between calls
+
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+  // At least n reals; the contents are not kept when it grows.
+  real* get(int64_t n) {
+    if (n > capacity_) {
+      std::free(data_);
+      data_ = static_cast<real*>(std::aligned_alloc(64, static_cast<size_t>(round_up(n * sizeof(real), 64))));
+      if (!data_) {
+        capacity_ = 0;
+        throw std::bad_alloc();
+      }
+      capacity_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  real* data_ = nullptr;
+  int64_t capacity_ = 0;
+};
+
+thread_local Scratch tls_a_block;   // one packed A block, per thread that runs tasks
+thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
+thread_local Scratch tls_a_shared;  // the whole packed op(A), when tasks share it (see gemm)
+thread_local Scratch tls_bias;      // the bias, zero-padded to whole panels
+
+// The bias copied and zero-padded to `padded` values, so that the kernels can read whole
+// vectors of it at every panel, the last one too; null if there is no bias.
+const real* padded_bias(const real* bias, int64_t N, int64_t padded) {
+  if (!bias) return nullptr;
+  real* out = tls_bias.get(padded);
+  std::copy(bias, bias + N, out);
+  std::fill(out + N, out + padded, real(0));
+  return out;
+}
+
+// ================================================================================================
+// The macro-kernel: one packed A block times a range of B panels
+
+// op(B) as the micro-kernel reads it: panel q (columns [q * NR, q * NR + NR)) of the K block
+// that starts at row k0, from the packed copy or, on the small-matrix path, in place.
+struct BPanels {
+  real* packed;      // the packed copy: K blocks one after another, each with its panels in order
+  int64_t padded_n;  // N rounded up to NR: the packed width of a K block
+  Operand b;         // op(B) itself
+  int64_t N;
+  const real* bias;  // null, or N values added to every row of C, zero-padded to padded_n
+  bool in_place;     // full panels are read from B (rows N apart); only a ragged last one is packed
+
+  bool is_packed(int64_t q) const { return !in_place || (q + 1) * NR > N; }
+  // The packed panel, kc x NR reals. With in_place only the last panel is packed.
+  real* packed_panel(int64_t k0, int64_t kc, int64_t q) const {
+    return in_place ? packed + k0 * NR : packed + k0 * padded_n + q * NR * kc;
+  }
+};
+
+constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
+
+// C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
+// row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
+// The first K block overwrites C, unless `accumulate` (gemm's): then every block adds to it.
+void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, const BPanels& bp,
+                  int64_t q0, int64_t q1, real* C, int64_t i0, bool accumulate) {
+  const int64_t N = bp.N, slivers = ceil_div(mc, MR);
+  for (int64_t q = q0; q < q1; ++q) {
+    const int64_t j0 = q * NR, n = std::min(NR, N - j0);
+    const bool packed = bp.is_packed(q);
+    const real* panel = packed ? bp.packed_panel(k0, kc, q) : bp.b.at(k0, j0);
+    const real* bias = bp.bias && k0 == 0 ? bp.bias + j0 : nullptr;  // only the first K block
+    // While this panel is in use, bring the next one into cache, a slice per sliver, so the
+    // first sliver of the next panel does not wait for memory.
+    const real* next = q + 1 < q1 && bp.is_packed(q + 1) ? bp.packed_panel(k0, kc, q + 1) : nullptr;
+    const int64_t slice = round_up(ceil_div(kc * NR, slivers), kLine);
+    for (int64_t s = 0; s < slivers; ++s) {
+      if (next)
+        for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
+          __builtin_prefetch(next + l);
+      const int64_t ir = s * MR, m = std::min(MR, mc - ir);
+      real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
+      if (packed)
+        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, bias, c, N, m, n, accumulate || k0 > 0);
+      else
+        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, bias, c, N, m, n, accumulate || k0 > 0);
+    }
+  }
+}
+
+// ================================================================================================
+// The driver
+
+// The balanced split of `total` into pieces of at most `most`, rounded up to `multiple`.
+int64_t block_size(int64_t total, int64_t most, int64_t multiple) {
+  return round_up(ceil_div(total, ceil_div(total, most)), multiple);
+}
+
+// ================================================================================================
+// Tiny products
+
+// Below this many multiply-adds (about a microsecond of work) packing and blocking cost more
+// than they save. An attention head's products, (20, 32) @ (32, 20) and the like, and a
+// decoder's step over its source, (1, H) @ (H, S), go through the small kernel below instead.
+constexpr int64_t kTinyMacs = 1 << 14;
+
+thread_local Scratch tls_tiny_b;  // op(B) or its ragged last columns, for gemm_tiny
+
+// Every tiny kernel sums each element of C in the order the packed path does (see
+// "Determinism" above): one chain over k, from the bias (or 0), adding a[k] b[k] for k = 0, 1,
+// ... in turn. Splitting a sum into partial sums would be faster for a single row, but would
+// give a row other bits than the same row computed among many, and decoding a batch of
+// sentences must give exactly what decoding each alone gives. So a single row finds its
+// parallel work across columns instead: several vectors of C, each its own chain.
+
+// C[i0 : i0 + R, 0 : n) (+)= op(A)[i0 : i0 + R, :] @ b (+ bias), where b is K rows ldb apart whose
+// first V * VL columns may be read (zero past n if n < V * VL), and so may V * VL of bias. The
+// R x V vectors of C stay in registers for the whole sum over k, like the micro-kernel's tile,
+// but op(A) is read where it is (one element at a time, broadcast) instead of from a packed
+// sliver.
+template <int R, int V>
+void tiny_tile(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, real* c,
+               int64_t ldc, int64_t n, bool accumulate) {
+  // (Every loop over r or v is unrolled, so that the compiler keeps acc in registers.)
+  vec acc[R][V];
+  const real* a_row[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) a_row[r] = a.at(i0 + r, 0);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[r][v] = bias ? *as_vec(bias + v * VL) : vec{};
+  for (int64_t k = 0; k < K; ++k) {
+    const real* bk = b + k * ldb;  // row k of b
+    vec bv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) bv[v] = *as_vec(bk + v * VL);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const real x = a_row[r][k * a.cs];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) acc[r][v] = madd(acc[r][v], x, bv[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    real* cr = c + r * ldc;
+    if (n == V * VL) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        if (accumulate)
+          *as_vec(cr + v * VL) += acc[r][v];
+        else
+          *as_vec(cr + v * VL) = acc[r][v];
+      }
+    } else {
+      alignas(64) real row[V * VL];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) *as_vec(row + v * VL) = acc[r][v];
+      if (accumulate)
+        for (int64_t j = 0; j < n; ++j) cr[j] += row[j];
+      else
+        copy_short(cr, row, n);
+    }
+  }
+}
+
+// Rows [i0, i0 + R) of C, columns [0, n): tiles of V vectors, then single vectors for the rest.
+template <int R, int V>
+void tiny_rows(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias,
+               int64_t n, real* c, int64_t ldc, bool accumulate) {
+  auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
+  int64_t j = 0;
+  for (; j + V * VL <= n; j += V * VL)
+    tiny_tile<R, V>(K, a, i0, b + j, ldb, at(j), c + j, ldc, V * VL, accumulate);
+  for (; j < n; j += VL)
+    tiny_tile<R, 1>(K, a, i0, b + j, ldb, at(j), c + j, ldc, std::min(VL, n - j), accumulate);
+}
+
+// Row i0 of C alone: 8 vectors (64 columns) at a time, 8 independent chains, and what is left
+// as one tile of 1 to 8 vectors.
+void tiny_row(int64_t K, const Operand& a, int64_t i0, const real* b, int64_t ldb, const real* bias, int64_t n,
+              real* c, bool accumulate) {
+  auto at = [bias](int64_t j) { return bias ? bias + j : nullptr; };
+  int64_t j = 0;
+  for (; j + 8 * VL <= n; j += 8 * VL) tiny_tile<1, 8>(K, a, i0, b + j, ldb, at(j), c + j, 0, 8 * VL, accumulate);
+  const int64_t rest = n - j;
+  switch (ceil_div(rest, VL)) {  // (a fixed count in each case keeps the sums in registers)
+    case 0: break;
+    case 1: tiny_tile<1, 1>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 2: tiny_tile<1, 2>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 3: tiny_tile<1, 3>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 4: tiny_tile<1, 4>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 5: tiny_tile<1, 5>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 6: tiny_tile<1, 6>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    case 7: tiny_tile<1, 7>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+    default: tiny_tile<1, 8>(K, a, i0, b + j, ldb, at(j), c + j, 0, rest, accumulate); break;
+  }
+}
+
+// C[:, 0 : n) (+)= op(A) @ b: rows four at a time (2 vectors wide: 8 sums), then the last one to
+// three rows two at a time (4 vectors wide) and one at a time (tiny_row).
+void tiny_columns(int64_t M, int64_t K, const Operand& a, const real* b, int64_t ldb, const real* bias,
+                  int64_t n, real* c, int64_t ldc, bool accumulate) {
+  int64_t i = 0;
+  for (; i + 4 <= M; i += 4) tiny_rows<4, 2>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
+  if (i + 2 <= M) {
+    tiny_rows<2, 4>(K, a, i, b, ldb, bias, n, c + i * ldc, ldc, accumulate);
+    i += 2;
+  }
+  if (i < M) tiny_row(K, a, i, b, ldb, bias, n, c + i * ldc, accumulate);
+}
+
+#ifndef SEQGRAD_DOUBLE
+// Columns [j0, j0 + 8G) of one row of C = a @ B^T (+ bias), clipped at N, for B stored (N, K):
+// each element a dot product of two contiguous rows, row j of B and a. To sum it in the chain
+// order, 8 rows of B at a time are read as an 8 x 8 block and turned round in registers
+// (transpose8x8): then vector kk holds B[j .. j + 7][k + kk], and the chain of those 8 columns
+// adds a[k + kk] times it, kk = 0 .. 7 in turn. The G groups of 8 columns are G independent
+// chains. Rows of B past N are never read: the last row is read again in their place (those
+// columns are not written). ldb: the distance between rows of B (K, or more for a K block).
+template <int G>
+void dot_columns(int64_t K, const real* a, const real* B, int64_t ldb, int64_t N, int64_t j0, const real* bias,
+                 real* c, bool accumulate) {
+  const real* rows[G][VL];
+  vec acc[G];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int64_t l = 0; l < VL; ++l) rows[g][l] = B + std::min(j0 + g * VL + l, N - 1) * ldb;
+    acc[g] = bias ? *as_vec(bias + j0 + g * VL) : vec{};
+  }
+  int64_t k = 0;
+  for (; k + VL <= K; k += VL) {
+    vec v[G][VL];  // v[g][l] = B[j0 + 8g + l][k .. k + 7]
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 8
+      for (int64_t l = 0; l < VL; ++l) v[g][l] = *as_vec(rows[g][l] + k);
+      transpose8x8(v[g]);  // now v[g][kk] = B[j0 + 8g .. j0 + 8g + 7][k + kk]
+    }
+    // The G chains step side by side, so that each FMA's latency is hidden by the others'.
+#pragma GCC unroll 8
+    for (int64_t kk = 0; kk < VL; ++kk) {
+      const real x = a[k + kk];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g] = madd(acc[g], x, v[g][kk]);
+    }
+  }
+  for (; k < K; ++k)  // the last K % 8 terms, a column of B at a time
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      vec v = {};  // (every lane is set below; zeroed so no compiler sees it read unset)
+#pragma GCC unroll 8
+      for (int64_t l = 0; l < VL; ++l) v[l] = rows[g][l][k];
+      acc[g] = madd(acc[g], a[k], v);
+    }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const int64_t j = j0 + g * VL, n = std::min(VL, N - j);
+    alignas(64) real out[VL];
+    *as_vec(out) = acc[g];
+    for (int64_t l = 0; l < n; ++l) c[j + l] = accumulate ? c[j + l] + out[l] : out[l];
+  }
+}
+
+// C (+)= A B^T for 1 to 3 rows of A (A not transposed, B stored (N, K)): each row by
+// dot_columns, 32 columns at a time, with no copy of B. lda, ldb: row strides of A and B.
+void tiny_dots(int64_t M, int64_t N, int64_t K, const real* A, int64_t lda, const real* B, int64_t ldb,
+               const real* bias, real* C, bool accumulate) {
+  for (int64_t i = 0; i < M; ++i) {
+    const real* ai = A + i * lda;
+    real* ci = C + i * N;
+    for (int64_t j0 = 0; j0 < N; j0 += 4 * VL) {
+      switch (std::min<int64_t>(4, ceil_div(N - j0, VL))) {
+        case 1: dot_columns<1>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        case 2: dot_columns<2>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        case 3: dot_columns<3>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+        default: dot_columns<4>(K, ai, B, ldb, N, j0, bias, ci, accumulate); break;
+      }
+    }
+  }
+}
+#endif
+
+// C (+)= op(A) op(B) for small products ((+)= : added to C when gemm accumulates). The kernel
+// reads whole vectors of rows of op(B), so
+//   op(B) not transposed: its first N - N % VL columns are read in place; the last N % VL are
+//   copied, zero-padded to one vector, into a scratch buffer (K x VL).
+//   op(B) transposed: it is copied into the scratch buffer the right way round, each row
+//   zero-padded to a whole number of vectors (K x round_up(N, VL)); at most K x N + K x VL
+//   reals, and one pass over B against M passes of arithmetic. Except for 1 to 3 rows of a
+//   stored (M, K) A, such as one decoder step's q K^T: there tiny_dots reads B where it is.
+// Like the packed path, the sum over k runs in K blocks of kc_max: the first starts from the
+// bias, each later one is added to C.
+void gemm_tiny(int64_t M, int64_t N, int64_t K, int64_t kc_max, const Operand& a, const real* B, bool trans_b,
+               const real* bias, real* C, bool accumulate) {
+  for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+    const int64_t kc = std::min(kc_max, K - k0);
+    const Operand ak{a.at(0, k0), a.rs, a.cs};      // op(A)[:, k0 : k0 + kc)
+    const real* bias_k = k0 == 0 ? bias : nullptr;  // the first block starts from the bias
+    const bool add = accumulate || k0 > 0;          // later blocks add to C
+    if (trans_b) {
+#ifndef SEQGRAD_DOUBLE
+      if (M < 4 && a.cs == 1) {
+        tiny_dots(M, N, kc, ak.p, a.rs, B + k0, K, bias_k, C, add);
+        continue;
+      }
+#endif
+      const int64_t ldb = round_up(N, VL);
+      real* bt = tls_tiny_b.get(kc * ldb);
+      pack_block(kc, N, kc, ldb, B + k0, 1, K, bt);  // op(B)(k, j) = B[j * K + k0 + k]
+      tiny_columns(M, kc, ak, bt, ldb, bias_k, N, C, N, add);
+      continue;
+    }
+    const real* bk = B + k0 * N;  // rows k0 .. of op(B)
+    const int64_t full = N - N % VL;
+    if (full > 0) tiny_columns(M, kc, ak, bk, N, bias_k, full, C, N, add);
+    if (full < N) {
+      real* tail = tls_tiny_b.get(kc * VL);
+      pack_block(kc, N - full, kc, VL, bk + full, N, 1, tail);
+      tiny_columns(M, kc, ak, tail, VL, bias_k ? bias_k + full : nullptr, N - full, C + full, N, add);
+    }
+  }
+}
+
+// Below this many multiply-adds (about 10 microseconds of one core) one thread does it all:
+// handing work to another thread would cost more than it saves.
+constexpr int64_t kParallelMacs = 1 << 18;
+
+// A short C's tasks (step 1) each read all of op(A); up to this many reals (256 KB of floats,
+// half of a core's L2 here) it stays in the core's cache from one task to the next. The RNN
+// step's products, (64, 128) to (64, 512), are under it; a Transformer's weight gradient
+// dY^T X, (128, 1280), is over.
+constexpr int64_t kShortAReals = 1 << 16;
+
+// Step 2 below packs on all threads only past this many reals of B panels and shared A slivers
+// (128 KB of floats): less is a few microseconds of copying, about what handing it out and
+// waiting for the other threads costs. (The weight gradients of an RNN step, dY^T X with X
+// (64, 128), pack 8,192.)
+constexpr int64_t kParallelPackReals = 1 << 15;
+
+// Small matrices read B in place instead of packing it. Packing B is one pass over K x N
+// values, which pays for itself only when each panel is then used by enough slivers of A; with
+// at most 4 slivers (M <= 24) reading B directly is faster. Except when a row of B is a
+// multiple of 4 KB: then the rows of a panel all map to the same few cache sets, evict each
+// other, and only the single-sliver case (M <= 6) still wins. Transposed B is always packed.
+// (Measured on (M, 256) @ (256, N) for M = 6 .. 64 and N = 512, 1024; see docs/matmul.md.)
+bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
+  if (trans_b) return false;
+  if (M <= MR) return true;
+  const bool aliased_rows = (N * static_cast<int64_t>(sizeof(real))) % 4096 == 0;
+  return M <= 4 * MR && !aliased_rows;
+}
+
+}  // namespace
+
+void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
+          real* C, const real* bias, bool accumulate, const real* addend) {
+  if (M <= 0 || N <= 0) return;
+  // With an addend, C starts as a copy of it and the product is accumulated on top: each task
+  // below copies the block of C it writes, so the copy is shared out like the arithmetic (the
+  // small paths copy all of it first). C's old values are not read then.
+  auto copy_addend = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    for (int64_t i = i0; i < i1; ++i) std::copy(addend + i * N + j0, addend + i * N + j1, C + i * N + j0);
+  };
+  const bool add_to_c = accumulate || addend;  // the product is added to what C holds
+  const bool tiny = M * N * K <= kTinyMacs;
+  if (addend && (K <= 0 || tiny)) copy_addend(0, M, 0, N);
+  if (K <= 0) {  // an empty sum: 0, or the bias
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        if (!add_to_c)
+          C[i * N + j] = bias ? bias[j] : 0;
+        else if (bias)
+          C[i * N + j] += bias[j];
+      }
+    return;
+  }
+  const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
+  const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
+  if (tiny) return gemm_tiny(M, N, K, kc_max, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
+  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
+  const int64_t n_panels = ceil_div(N, NR);
+  const bool parallel = M * N * K >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
+  const int64_t threads = parallel ? get_num_threads() : 1;
+
+  // 1. Cut C into tasks: row blocks of whole slivers by column blocks of whole panels. One
+  //    thread gets blocks of at most MC rows spanning all of N. T threads get about 4T tasks,
+  //    smaller row blocks first, then column blocks if M is short, so that a thread slowed down
+  //    by something else on the machine simply takes fewer of them. The S slivers are shared
+  //    out evenly: row block r is slivers [r S / R, (r + 1) S / R), so no block is more than one
+  //    sliver bigger than another, and R is a multiple of T, so each thread gets as many.
+  //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into column
+  //    blocks only, and each task packs its own B panels (step 3), so that a panel is packed by
+  //    the core that then reads it, and is already in that core's cache. Every such task reads
+  //    all of op(A): up to 4T blocks (at most one per panel) when A stays in a core's L2
+  //    (kShortAReals), else 2T, since each extra task would read A once more from further away.
+  const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
+  const int64_t slivers = ceil_div(M, MR);
+  const bool tasks_pack_b = threads > 1 && M <= MC && n_panels >= 2 * threads;
+  int64_t row_tasks = ceil_div(M, MC);  // the fewest blocks of at most MC rows
+  if (!tasks_pack_b) {
+    if (row_tasks < want_tasks) row_tasks = std::min(want_tasks, std::max<int64_t>(1, slivers / 4));
+    row_tasks = std::min(slivers, round_up(row_tasks, threads));
+  }
+  const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
+  auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
+  const int64_t col_tasks =
+      tasks_pack_b ? std::min(n_panels, (M * K <= kShortAReals ? 4 : 2) * threads)
+                   : std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
+  const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
+  const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
+
+  // 2. Pack op(B), every panel of every K block, all threads together (unless the tasks pack
+  //    it). When B is read in place only the ragged last panel is packed (reading it in place
+  //    would run past the end of B).
+  //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
+  //    several tasks would pack the same A block: then a transposed A is packed here too, once,
+  //    and shared.
+  //    Like the tasks below, the items to pack are taken one at a time from a shared counter;
+  //    when there is little to pack (kParallelPackReals), the calling thread packs it alone.
+  BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR), read_b_in_place(M, N, trans_b)};
+  const int64_t first_packed = bp.in_place ? N / NR : 0;
+  if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;
+  // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
+  // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and
+  // the B panel's lines evict each other (n = 2048 ran at 0.83 of OpenBLAS in place, 0.95 packed).
+  const bool a_in_place = !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
+  const bool share_a = col_tasks > 1 && !a_in_place;
+  const int64_t padded_m = round_up(M, MR);
+  real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
+  const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
+  const int64_t items = b_items + a_items;  // B panels, then A slivers
+  auto pack_b_all_k = [&](int64_t q) {  // panel q of op(B), in every K block
+    for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+      const int64_t kc = std::min(kc_max, K - k0);
+      pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+    }
+  };
+  std::atomic<int64_t> next_item{0};
+  auto pack = [&](int64_t, int64_t) {
+    for (int64_t i; (i = next_item.fetch_add(1)) < items;) {
+      if (i < b_items) {
+        pack_b_all_k(first_packed + i);
+        continue;
+      }
+      const int64_t ir = (i - b_items) * MR;
+      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+        const int64_t kc = std::min(kc_max, K - k0);
+        pack_a(std::min(MR, M - ir), kc, a, ir, k0, M, a_shared + k0 * padded_m + ir * kc);
+      }
+    }
+  };
+  const int64_t pack_reals = (b_items * NR + a_items * MR) * K;  // about what step 2 copies
+  if (parallel && items > 1 && pack_reals > kParallelPackReals)
+    parallel_for(0, std::min(threads, items), 1, pack);
+  else
+    pack(0, 1);
+
+  // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
+  //    left; a task packs its B panels if step 2 did not, then for each K block it packs its A
+  //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
+  //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
+  //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
+  //    Transformer step 2 to 3% for nothing.
+  // [docs:tasks]
+  std::atomic<int64_t> next_task{0};
+  auto run_tasks = [&](int64_t, int64_t) {
+    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * kc_max);
+    for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
+      const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
+      const int64_t q0 = (t / row_tasks) * panels_per_task;
+      const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
+      if (tasks_pack_b)  // its own panels: no other task reads or writes them
+        for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
+      if (addend) copy_addend(i0, i0 + mc, q0 * NR, std::min(N, q1 * NR));  // C = addend, then += below
+      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+        const int64_t kc = std::min(kc_max, K - k0);
+        const real* a_block = a_own;  // the A block (mc, kc), in L2
+        int64_t lda = kc;
+        if (a_in_place) {
+          a_block = A + i0 * K + k0;
+          lda = K;
+        } else if (share_a) {
+          a_block = a_shared + k0 * padded_m + i0 * kc;
+        } else {
+          pack_a(mc, kc, a, i0, k0, M, a_own);
+        }
+        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, add_to_c);  // C[i0 : i0 + mc, panels q0 .. q1)
+      }
+    }
+  };
+  if (parallel && n_tasks > 1)
+    parallel_for(0, std::min(threads, n_tasks), 1, run_tasks);
+  else
+    run_tasks(0, 1);
+  // [docs:end]
+}
+
+}  // namespace SEQGRAD_GEMM_NAMESPACE
+}  // namespace seqgrad
