@@ -3,6 +3,7 @@
 #   make              the library (build/libseqgrad.a), every example (build/examples/NN_name)
 #                     and the command-line tool (build/seqgrad)
 #   make test         build and run the test suite; ends with "tests: N passed, M failed"
+#   make test-kernels the suite again under each other gemm kernel the CPU runs (SEQGRAD_KERNEL)
 #   make sanitize     the float32 suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan         the thread pool, parallel kernels and training runs under ThreadSanitizer
 #   make faults       fault injection on the seqgrad tool: full disks, devices, signals, broken files
@@ -80,7 +81,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs exercises-verify clean
+.PHONY: all lib examples test test-kernels run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs exercises-verify clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -179,8 +180,22 @@ $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 # test case runs in exactly one.
 SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_attention_seq2seq*
 TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(SHARD_FILES) $(TEST_ARGS)"
+# The objects built with wider instruction-set flags must define nothing but their own gemm
+# (tests/check_kernel_symbols.sh says why).
+KERNEL_OBJS = $(BUILD)/obj/tensor/gemm_avx2.o $(BUILD)/obj/tensor/gemm_avx512.o
+KERNEL_OBJS64 = $(BUILD)/obj64/tensor/gemm_avx2.o $(BUILD)/obj64/tensor/gemm_avx512.o
 test: all $(TEST_BIN) $(TEST64_BIN)
+	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
+
+# Every test once more under each other gemm kernel this CPU runs (SEQGRAD_KERNEL=generic,
+# avx2; tests/cpu_kernels.sh lists them): `make test` runs the widest, and the kernel tests
+# switch paths themselves, but every path must pass everything, fixtures and thread-count
+# determinism included.
+test-kernels: $(TEST_BIN) $(TEST64_BIN)
+	@for k in $$(sh tests/cpu_kernels.sh | sed '$$d'); do \
+	  echo "== SEQGRAD_KERNEL=$$k"; SEQGRAD_KERNEL=$$k sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN) || exit 1; \
+	done
 
 # The float32 suite, instrumented; its own build folder so the optimised build is untouched. Line
 # tables (-g1) are all a sanitizer's report needs, and build much faster than full -g. Clang
@@ -209,8 +224,10 @@ sanitize:
 
 # The test binaries only (no examples): what the instrumented builds need.
 run-tests: $(TEST_BIN) $(TEST64_BIN)
+	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
 run-tests32: $(TEST_BIN)
+	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS)
 	@sh tests/run_tests.sh $(TEST_SHARDS)
 
 # The thread pool, the parallel kernels and short training runs under ThreadSanitizer. Only the

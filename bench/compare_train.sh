@@ -50,12 +50,11 @@ done
 # already, PyTorch's runs get the core this CPU really has: SkylakeX where it has AVX-512,
 # Haswell where it has AVX2 (Zen runs the same kernels). The core OpenBLAS then reports is
 # checked here and printed on every PyTorch line (blas_core=).
-cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
-has_flag() { case " $cpu_flags " in *" $1 "*) return 0 ;; esac; return 1; }
-WANT_CORE=""
-if has_flag avx512f && has_flag avx512vl && has_flag avx512bw && has_flag avx512dq; then WANT_CORE=SkylakeX
-elif has_flag avx2 && has_flag fma; then WANT_CORE=Haswell
-fi
+case "$(sh tests/cpu_kernels.sh | tail -n 1)" in
+    avx512) WANT_CORE=SkylakeX ;;
+    avx2) WANT_CORE=Haswell ;;
+    *) WANT_CORE="" ;;
+esac
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$WANT_CORE" ]; then
     export OPENBLAS_CORETYPE="$WANT_CORE"
     CORE_HOW="OPENBLAS_CORETYPE=$WANT_CORE set here, the core this CPU has"

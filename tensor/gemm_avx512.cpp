@@ -7,5 +7,6 @@
 #define SEQGRAD_GEMM_NAMESPACE gemm_avx512
 #define SEQGRAD_GEMM_KERNEL_BYTES 64
 #define SEQGRAD_GEMM_MR 8
+#define SEQGRAD_GEMM_A_KMAJOR 1
 #include "tensor/gemm_blocked.h"
 #endif

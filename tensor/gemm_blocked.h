@@ -65,13 +65,14 @@ namespace {
 // the tile doubles: MR x NR = 8 x 32, 16 accumulators (two FMA pipes of 4 cycles' latency need
 // at least 8 independent ones), 2 registers for the panel's row, 1 for the broadcast. A step
 // loads 2 vectors and 8 scalars for 16 FMAs, 1.25 loads a cycle, under the two a core can do.
+// The 8 scalars come from one place: this copy packs every A sliver k-major (kAKMajor below).
 // The panel, 256 x 32 floats = 32 KB, fits the 48 KB L1 of the cores that have AVX-512 (Ice
 // Lake and later); the sliver streams past it from L2. KC stays 256 on purpose: see below.
 //
 // Packing copies each block into exactly the order the kernel reads it, from 64-byte aligned
 // buffers; the transpose flags only change the strides the packing reads with. A stored
-// (M, K) is already in that order (a sliver is MR rows of A, K apart) and is read in place;
-// only a transposed A is packed. Edges (M not a multiple of MR, N not of NR) are zero-padded
+// (M, K) is already in the AVX2 copies' order (a sliver is MR rows of A, K apart) and is read
+// in place; there only a transposed A is packed. Edges (M not a multiple of MR, N not of NR) are zero-padded
 // when packing, computed by the same kernel, and only the valid part of the tile is written
 // back. Small matrices skip packing B (see read_b_in_place) and small products skip the
 // threads (kParallelMacs).
@@ -100,8 +101,21 @@ constexpr int64_t VL = kVectorBytes / sizeof(real);  // lanes: 8 floats or 4 dou
 typedef real kvec __attribute__((vector_size(SEQGRAD_GEMM_KERNEL_BYTES)));
 constexpr int64_t KVL = SEQGRAD_GEMM_KERNEL_BYTES / sizeof(real);  // the micro-kernel's lanes
 constexpr int64_t MR = SEQGRAD_GEMM_MR;              // rows of the register tile
-constexpr int64_t NR = 2 * KVL;                      // columns of the register tile: 2 vectors
+#ifndef SEQGRAD_GEMM_NV
+#define SEQGRAD_GEMM_NV 2
+#endif
+constexpr int64_t NV = SEQGRAD_GEMM_NV;              // vectors in a row of the register tile
+constexpr int64_t NR = NV * KVL;                     // columns of the register tile
 constexpr int64_t KC = 256;                          // depth of a K block (the same in every copy)
+#ifndef SEQGRAD_GEMM_A_KMAJOR
+#define SEQGRAD_GEMM_A_KMAJOR 0
+#endif
+// How a packed sliver of A is laid out: row by row (MR rows of kc), which a stored (M, K) A
+// already is, so it can be read in place; or column by column ("k-major", kc columns of MR),
+// so that step k of the kernel reads its MR elements from one place, one cache line, one
+// pointer. The AVX-512 copy packs every A k-major: its 8-row sliver read in place kept 8
+// pointers and 8 streams of A going for 16 FMAs a step.
+constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
 
@@ -280,22 +294,50 @@ void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* sr
 // gradient dY^T X) goes 8 columns at a time through transpose8x8 whenever 8 rows can be read,
 // the sliver's MR (6 or 8) and any more that are still inside op(A)'s M rows: 8 vector loads and
 // MR vector stores instead of 8 MR single floats each way.
+// A sliver k-major: out[k * MR + r] = op(A)(i0 + r, k0 + k), rows past `rows` zero. From a
+// stored (M, K) A (a.cs == 1) 8 rows are read as vectors along k and turned round 8 x 8 in
+// registers (transpose8x8); from a transposed one (a.rs == 1) column k of the sliver is
+// already MR contiguous reals.
+[[maybe_unused]] void pack_a_sliver_kmajor(int64_t rows, int64_t kc, const Operand& a, int64_t i, int64_t k0, real* o) {
+  const real* src = a.at(i, k0);
+  int64_t k = 0;
+  if (rows == MR && a.rs == 1) {
+    for (; k < kc; ++k) copy_short(o + k * MR, src + k * a.cs, MR);
+    return;
+  }
+#ifndef SEQGRAD_DOUBLE
+  if (rows == MR && MR == VL && a.cs == 1)
+    for (; k + VL <= kc; k += VL) {
+      vec v[VL];  // v[r] = row r, columns k .. k + 7
+      for (int64_t r = 0; r < VL; ++r) v[r] = *as_vec(src + r * a.rs + k);
+      transpose8x8(v);  // now v[j] = column k + j, rows 0 .. 7
+      for (int64_t j = 0; j < VL; ++j) *as_vec(o + (k + j) * MR) = v[j];
+    }
+#endif
+  for (; k < kc; ++k)
+    for (int64_t r = 0; r < MR; ++r) o[k * MR + r] = r < rows ? src[r * a.rs + k * a.cs] : 0;
+}
+
 void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, [[maybe_unused]] int64_t M,
             real* out) {
+  if constexpr (kAKMajor) {
+    for (int64_t ir = 0; ir < mc; ir += MR) pack_a_sliver_kmajor(std::min(MR, mc - ir), kc, a, i0 + ir, k0, out + ir * kc);
+    return;
+  }
   for (int64_t ir = 0; ir < mc; ir += MR) {
     real* o = out + ir * kc;
     const int64_t rows = std::min(MR, mc - ir);
 #ifndef SEQGRAD_DOUBLE
-    static_assert(MR <= VL, "a float sliver is at most one 8 x 8 transpose tall");
-    if (a.rs == 1 && rows == MR && i0 + ir + VL <= M) {
+    if (a.rs == 1 && rows == MR && i0 + ir + round_up(MR, VL) <= M) {
       const real* src = a.at(i0 + ir, k0);  // column k of the sliver starts at src + k * a.cs
       int64_t k = 0;
-      for (; k + VL <= kc; k += VL) {
-        vec v[VL];  // v[j] = rows 0..7 of column k + j
-        for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs);
-        transpose8x8(v);  // now v[l] = row l, columns k .. k + 7
-        for (int64_t l = 0; l < MR; ++l) *as_vec(o + l * kc + k) = v[l];
-      }
+      for (; k + VL <= kc; k += VL)
+        for (int64_t g = 0; g < MR; g += VL) {  // rows g .. g + 7 of the sliver
+          vec v[VL];  // v[j] = rows g .. g + 7 of column k + j
+          for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs + g);
+          transpose8x8(v);  // now v[l] = row g + l, columns k .. k + 7
+          for (int64_t l = 0; l < std::min(VL, MR - g); ++l) *as_vec(o + (g + l) * kc + k) = v[l];
+        }
       for (; k < kc; ++k)
         for (int64_t l = 0; l < MR; ++l) o[l * kc + k] = src[k * a.cs + l];
       continue;
@@ -313,13 +355,13 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // ================================================================================================
 // The micro-kernel: an MR x NR tile of C (6 x 16 or 8 x 32) from a sliver of A and a panel of B
 //
-//   acc (MR, NR) = sum over k < kc of  a[i * kc + k] * b[k * ldb + j]
+//   acc (MR, NR) = sum over k < kc of  a[i * lda + k] * b[k * ldb + j]     (a k-major: a[k * MR + i])
 //   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones,
 //                                                          or every one when gemm accumulates)
 //
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
-// (lda = K). `b` is a packed panel (ldb = NR) or, on the small-matrix path, NR columns of B
+// (lda = K); or, in a copy that packs A k-major, kc columns of MR (lda unused). `b` is a packed panel (ldb = NR) or, on the small-matrix path, NR columns of B
 // read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
 // the edges of C are handled. For the same reason rows past m, which may lie past the end of
 // A, are never read: the kernel reads row m - 1 again in their place.
@@ -329,12 +371,14 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
                   const real* bias, real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
   const int64_t b_step = kPackedB ? NR : ldb;
   // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
-  const kvec start0 = bias ? *as_kvec(bias) : kvec{}, start1 = bias ? *as_kvec(bias + KVL) : kvec{};
-  kvec acc[MR][2];
+  kvec start[NV];
+#pragma GCC unroll 4
+  for (int64_t v = 0; v < NV; ++v) start[v] = bias ? *as_kvec(bias + v * KVL) : kvec{};
+  kvec acc[MR][NV];
 #pragma GCC unroll 8
   for (int64_t i = 0; i < MR; ++i) {
-    acc[i][0] = start0;
-    acc[i][1] = start1;
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
     // Start fetching the C tile now; it is needed only after the loop.
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
@@ -344,11 +388,14 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
   for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
-    const kvec b0 = *as_kvec(b), b1 = *as_kvec(b + KVL);  // row k of the panel
+    kvec bk[NV];  // row k of the panel
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v) bk[v] = *as_kvec(b + v * KVL);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < MR; ++i) {  // times column k of the sliver, one element at a time
-      acc[i][0] = madd(acc[i][0], a_row[i][k], b0);  // acc += a * b
-      acc[i][1] = madd(acc[i][1], a_row[i][k], b1);
+      const real x = kAKMajor ? a[k * MR + i] : a_row[i][k];
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], x, bk[v]);  // acc += a * b
     }
     b += b_step;
   }
@@ -357,21 +404,20 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
 #pragma GCC unroll 8
     for (int64_t i = 0; i < MR; ++i) {
       real* ci = c + i * ldc;
-      if (accumulate) {
-        *as_kvec(ci) += acc[i][0];
-        *as_kvec(ci + KVL) += acc[i][1];
-      } else {
-        *as_kvec(ci) = acc[i][0];
-        *as_kvec(ci + KVL) = acc[i][1];
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) {
+        if (accumulate)
+          *as_kvec(ci + v * KVL) += acc[i][v];
+        else
+          *as_kvec(ci + v * KVL) = acc[i][v];
       }
     }
   } else {
     alignas(64) real tile[MR][NR];
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < MR; ++i) {
-      *as_kvec(tile[i]) = acc[i][0];
-      *as_kvec(tile[i] + KVL) = acc[i][1];
-    }
+    for (int64_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) *as_kvec(tile[i] + v * KVL) = acc[i][v];
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
   }
@@ -385,22 +431,26 @@ class Scratch {
   Scratch() = default;
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(data_); }
-  // At least n reals; the contents are not kept when it grows.
+  ~Scratch() { release(); }
+  // At least n reals; the contents are not kept when it grows. (Aligned operator new throws
+  // std::bad_alloc itself, from the C++ library: no exception is built in this file.)
   real* get(int64_t n) {
     if (n > capacity_) {
-      std::free(data_);
-      data_ = static_cast<real*>(std::aligned_alloc(64, static_cast<size_t>(round_up(n * sizeof(real), 64))));
-      if (!data_) {
-        capacity_ = 0;
-        throw std::bad_alloc();
-      }
+      release();
+      data_ = static_cast<real*>(::operator new(static_cast<size_t>(n) * sizeof(real), kAlign));
       capacity_ = n;
     }
     return data_;
   }
 
  private:
+  static constexpr std::align_val_t kAlign{64};
+  void release() {
+    ::operator delete(data_, kAlign);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+
   real* data_ = nullptr;
   int64_t capacity_ = 0;
 };
@@ -460,7 +510,7 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
     for (int64_t s = 0; s < slivers; ++s) {
       if (next)
         for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
-          __builtin_prefetch(next + l);
+          __builtin_prefetch(next + l, 0, 2);
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       if (packed)
@@ -473,6 +523,13 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
 
 // ================================================================================================
 // The driver
+
+// f(0, 1), f(1, 2), ... f(n - 1, n) spread over the threads, through the thread pool's plain
+// function form of parallel_for: this file builds no std::function (see thread_pool.h).
+template <class F>
+void on_threads(int64_t n, F& f) {
+  parallel_for(0, n, 1, [](void* ctx, int64_t b, int64_t e) { (*static_cast<F*>(ctx))(b, e); }, &f);
+}
 
 // The balanced split of `total` into pieces of at most `most`, rounded up to `multiple`.
 int64_t block_size(int64_t total, int64_t most, int64_t multiple) {
@@ -809,7 +866,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
   // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and
   // the B panel's lines evict each other (n = 2048 ran at 0.83 of OpenBLAS in place, 0.95 packed).
-  const bool a_in_place = !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
+  const bool a_in_place = !kAKMajor && !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
   const bool share_a = col_tasks > 1 && !a_in_place;
   const int64_t padded_m = round_up(M, MR);
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
@@ -837,7 +894,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   };
   const int64_t pack_reals = (b_items * NR + a_items * MR) * K;  // about what step 2 copies
   if (parallel && items > 1 && pack_reals > kParallelPackReals)
-    parallel_for(0, std::min(threads, items), 1, pack);
+    on_threads(std::min(threads, items), pack);
   else
     pack(0, 1);
 
@@ -875,7 +932,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     }
   };
   if (parallel && n_tasks > 1)
-    parallel_for(0, std::min(threads, n_tasks), 1, run_tasks);
+    on_threads(std::min(threads, n_tasks), run_tasks);
   else
     run_tasks(0, 1);
   // [docs:end]

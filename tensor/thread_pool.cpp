@@ -233,4 +233,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   });
 }
 
+void parallel_for(int64_t begin, int64_t end, int64_t grain, void (*fn)(void* ctx, int64_t, int64_t), void* ctx) {
+  parallel_for(begin, end, grain, [fn, ctx](int64_t b, int64_t e) { fn(ctx, b, e); });
+}
+
 }  // namespace seqgrad

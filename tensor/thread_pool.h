@@ -31,5 +31,10 @@ bool in_parallel_region();
 //   parallel_for(0, rows, /*grain=*/16, [&](int64_t r0, int64_t r1) { ... });
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
+// The same with a plain function and its context: fn(ctx, chunk_begin, chunk_end). For code
+// compiled with wider instruction-set flags than the rest (tensor/gemm_avx512.cpp), which must
+// not build a std::function itself: its out-of-line pieces would be compiled with those flags
+// too, and the linker might keep that copy for the whole program (tests/check_kernel_symbols.sh).
+void parallel_for(int64_t begin, int64_t end, int64_t grain, void (*fn)(void* ctx, int64_t, int64_t), void* ctx);
 
 }  // namespace seqgrad
