@@ -65,7 +65,8 @@ namespace {
 // the tile doubles: MR x NR = 8 x 32, 16 accumulators (two FMA pipes of 4 cycles' latency need
 // at least 8 independent ones), 2 registers for the panel's row, 1 for the broadcast. A step
 // loads 2 vectors and 8 scalars for 16 FMAs, 1.25 loads a cycle, under the two a core can do.
-// The 8 scalars come from one place: this copy packs every A sliver k-major (kAKMajor below).
+// The 8 scalars come from one place where A is packed: this copy packs A slivers k-major
+// (kAKMajor below).
 // The panel, 256 x 32 floats = 32 KB, fits the 48 KB L1 of the cores that have AVX-512 (Ice
 // Lake and later); the sliver streams past it from L2. KC stays 256 on purpose: see below.
 //
@@ -113,8 +114,8 @@ constexpr int64_t KC = 256;                          // depth of a K block (the 
 // How a packed sliver of A is laid out: row by row (MR rows of kc), which a stored (M, K) A
 // already is, so it can be read in place; or column by column ("k-major", kc columns of MR),
 // so that step k of the kernel reads its MR elements from one place, one cache line, one
-// pointer. The AVX-512 copy packs every A k-major: its 8-row sliver read in place kept 8
-// pointers and 8 streams of A going for 16 FMAs a step.
+// pointer. The AVX-512 copy packs A k-major wherever it packs A (a transposed A, or rows a
+// multiple of 4 KiB apart); a stored (M, K) A is still read in place, row by row.
 constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
@@ -366,7 +367,7 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // the edges of C are handled. For the same reason rows past m, which may lie past the end of
 // A, are never read: the kernel reads row m - 1 again in their place.
 
-template <bool kPackedB>
+template <bool kPackedB, bool kKMajorA>
 void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
                   const real* bias, real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
   const int64_t b_step = kPackedB ? NR : ldb;
@@ -393,7 +394,7 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
     for (int64_t v = 0; v < NV; ++v) bk[v] = *as_kvec(b + v * KVL);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < MR; ++i) {  // times column k of the sliver, one element at a time
-      const real x = kAKMajor ? a[k * MR + i] : a_row[i][k];
+      const real x = kKMajorA ? a[k * MR + i] : a_row[i][k];
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], x, bk[v]);  // acc += a * b
     }
@@ -494,9 +495,11 @@ constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
 
 // C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
 // row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
+// `a_packed`: the block is the packed copy, whose slivers are k-major in a kAKMajor copy.
 // The first K block overwrites C, unless `accumulate` (gemm's): then every block adds to it.
-void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, const BPanels& bp,
-                  int64_t q0, int64_t q1, real* C, int64_t i0, bool accumulate) {
+void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, bool a_packed,
+                  const BPanels& bp, int64_t q0, int64_t q1, real* C, int64_t i0, bool accumulate) {
+  const bool kmajor = kAKMajor && a_packed;
   const int64_t N = bp.N, slivers = ceil_div(mc, MR);
   for (int64_t q = q0; q < q1; ++q) {
     const int64_t j0 = q * NR, n = std::min(NR, N - j0);
@@ -513,10 +516,16 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
           __builtin_prefetch(next + l, 0, 2);
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
-      if (packed)
-        micro_kernel<true>(kc, a_block + ir * lda, lda, panel, NR, bias, c, N, m, n, accumulate || k0 > 0);
+      const real* a = a_block + ir * lda;  // the sliver (a packed one starts ir * kc in, either layout)
+      const bool add = accumulate || k0 > 0;
+      if (packed && kmajor)
+        micro_kernel<true, true>(kc, a, lda, panel, NR, bias, c, N, m, n, add);
+      else if (packed)
+        micro_kernel<true, false>(kc, a, lda, panel, NR, bias, c, N, m, n, add);
+      else if (kmajor)
+        micro_kernel<false, true>(kc, a, lda, panel, bp.b.rs, bias, c, N, m, n, add);
       else
-        micro_kernel<false>(kc, a_block + ir * lda, lda, panel, bp.b.rs, bias, c, N, m, n, accumulate || k0 > 0);
+        micro_kernel<false, false>(kc, a, lda, panel, bp.b.rs, bias, c, N, m, n, add);
     }
   }
 }
@@ -866,7 +875,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
   // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and
   // the B panel's lines evict each other (n = 2048 ran at 0.83 of OpenBLAS in place, 0.95 packed).
-  const bool a_in_place = !kAKMajor && !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
+  const bool a_in_place = !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
   const bool share_a = col_tasks > 1 && !a_in_place;
   const int64_t padded_m = round_up(M, MR);
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
@@ -927,7 +936,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
         }
-        macro_kernel(mc, kc, k0, a_block, lda, bp, q0, q1, C, i0, add_to_c);  // C[i0 : i0 + mc, panels q0 .. q1)
+        macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, q0, q1, C, i0, add_to_c);  // C[i0 : i0 + mc, q0 .. q1)
       }
     }
   };
