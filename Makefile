@@ -96,15 +96,17 @@ $(BUILD)/obj64/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -c $< -o $@
 
-# The blocked gemm is compiled once per instruction set (tensor/gemm.cpp picks one at run time):
-# these two copies get their instruction sets whatever ARCH_FLAGS says, so that a PORTABLE=1
-# build still has them. Only on x86; elsewhere those files are empty.
+# The blocked gemm and vmath's exp, sigmoid and tanh are compiled once per instruction set
+# (tensor/kernel_path.h; tensor/gemm.cpp picks one at run time): the *_avx2 and *_avx512 copies
+# get their instruction sets whatever ARCH_FLAGS says, so that a PORTABLE=1 build still has
+# them. Only on x86; elsewhere those files are empty.
 ifneq ($(filter x86_64% i386% i486% i586% i686%,$(shell $(CXX) -dumpmachine 2>/dev/null)),)
-GEMM_AVX2_FLAGS := -mavx2 -mfma
-GEMM_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512vl -mavx512bw -mavx512dq
+ISA_AVX2_FLAGS := -mavx2 -mfma
+ISA_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512vl -mavx512bw -mavx512dq
 endif
-$(BUILD)/obj/tensor/gemm_avx2.o $(BUILD)/obj64/tensor/gemm_avx2.o: private CXXFLAGS_ALL += $(GEMM_AVX2_FLAGS)
-$(BUILD)/obj/tensor/gemm_avx512.o $(BUILD)/obj64/tensor/gemm_avx512.o: private CXXFLAGS_ALL += $(GEMM_AVX512_FLAGS)
+ISA_COPIES := gemm vmath
+$(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx2.o): private CXXFLAGS_ALL += $(ISA_AVX2_FLAGS)
+$(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx512.o $(BUILD)/obj64/tensor/$(c)_avx512.o): private CXXFLAGS_ALL += $(ISA_AVX512_FLAGS)
 
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
@@ -182,8 +184,8 @@ SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_attention_seq2seq*
 TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(SHARD_FILES) $(TEST_ARGS)"
 # The objects built with wider instruction-set flags must define nothing but their own gemm
 # (tests/check_kernel_symbols.sh says why).
-KERNEL_OBJS = $(BUILD)/obj/tensor/gemm_avx2.o $(BUILD)/obj/tensor/gemm_avx512.o
-KERNEL_OBJS64 = $(BUILD)/obj64/tensor/gemm_avx2.o $(BUILD)/obj64/tensor/gemm_avx512.o
+KERNEL_OBJS = $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj/tensor/$(c)_avx512.o)
+KERNEL_OBJS64 = $(foreach c,$(ISA_COPIES),$(BUILD)/obj64/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx512.o)
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)

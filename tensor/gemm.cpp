@@ -1,5 +1,6 @@
 // tensor/gemm.cpp - gemm(), the entry point of every matrix product: it runs one of the copies of
-// the blocked kernel (tensor/gemm_blocked.h), the widest this CPU can run.
+// the blocked kernel (tensor/gemm_blocked.h), the widest this CPU can run. This file also
+// chooses that path for the other kernels compiled per instruction set (tensor/kernel_path.h).
 //
 // A binary built for one machine may run on another: `make PORTABLE=1` targets every x86-64,
 // and a student's laptop may have AVX-512, AVX2 or neither. So the kernel is compiled three
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "tensor/check.h"
+#include "tensor/kernel_path.h"
 #include "tensor/matmul.h"
 
 namespace seqgrad {
@@ -38,6 +40,7 @@ using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real
                         bool, const real*);
 
 struct Kernel {
+  KernelPath path;
   const char* name;
   GemmFn fn;
   bool (*supported)();
@@ -58,10 +61,10 @@ bool always() { return true; }
 const std::vector<Kernel>& kernels() {
   static const std::vector<Kernel> list = {
 #if defined(__x86_64__) || defined(__i386__)
-      {"avx512", gemm_avx512::gemm, has_avx512},
-      {"avx2", gemm_avx2::gemm, has_avx2},
+      {KernelPath::avx512, "avx512", gemm_avx512::gemm, has_avx512},
+      {KernelPath::avx2, "avx2", gemm_avx2::gemm, has_avx2},
 #endif
-      {"generic", gemm_generic::gemm, always},
+      {KernelPath::generic, "generic", gemm_generic::gemm, always},
   };
   return list;
 }
@@ -109,6 +112,8 @@ const Kernel& current_kernel() {
 }
 
 }  // namespace
+
+KernelPath kernel_path() { return current_kernel().path; }
 
 const char* gemm_kernel() { return current_kernel().name; }
 

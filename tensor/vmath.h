@@ -2,7 +2,8 @@
 //
 // std::exp and std::tanh are function calls, one element at a time: about 5 ns for expf and
 // 20 ns for tanhf here, which made the activations of an LSTM a fifth of its training step.
-// These work on 8-lane vectors (GCC/Clang vector extensions, as in gemm.cpp), in which every
+// These work on vectors of 8 or 16 floats (GCC/Clang vector extensions, as in the gemm; the code
+// is in vmath_lanes.h, compiled once per instruction set, see kernel_path.h), in which every
 // branch is a select, and are accurate to about one unit in the last place
 // (tests/tensor/test_vmath.cpp measures them against double-precision references):
 //

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "seqgrad.h"
 
@@ -65,6 +66,19 @@ struct KernelPath {
   KernelPath& operator=(const KernelPath&) = delete;
   std::string saved;
 };
+
+// The kernel paths this CPU runs that fuse each multiply-add: AVX2 and AVX-512, and the generic
+// copy where the build's target has FMA. These must all give the same bits.
+inline std::vector<std::string> fused_kernel_paths() {
+  std::vector<std::string> fused;
+  for (const std::string& p : gemm_kernels())
+#if defined(__FMA__)
+    fused.push_back(p);
+#else
+    if (p != "generic") fused.push_back(p);
+#endif
+  return fused;
+}
 
 // A whole file's bytes ("" if it cannot be read), and writing them (checked).
 inline std::string read_file(const std::string& path) {

@@ -402,14 +402,7 @@ TEST_CASE("gemm kernels: the AVX2 and AVX-512 paths give the same bits") {
   // instruction computes an element, never its chain of roundings (tensor/gemm_blocked.h,
   // "Determinism"). That is what keeps checkpoints, losses and the docs' printed runs the same
   // on every machine. (The generic copy fuses too where the build's target has FMA.)
-  const std::vector<std::string> paths = gemm_kernels();
-  std::vector<std::string> fused;
-  for (const std::string& p : paths)
-#if defined(__FMA__)
-    fused.push_back(p);
-#else
-    if (p != "generic") fused.push_back(p);
-#endif
+  const std::vector<std::string> fused = seqgrad::testing::fused_kernel_paths();
   if (fused.size() < 2) {
     MESSAGE("this CPU runs only ", fused.size(), " fused kernel path(s); nothing to compare");
     return;

@@ -1,6 +1,8 @@
 // tests/tensor/test_vmath.cpp - the vectorised exp, sigmoid and tanh against double-precision
-// references: at most about one unit in the last place, and the right answer at the edges.
+// references: at most about one unit in the last place, and the right answer at the edges; and
+// the same bits on every kernel path that fuses multiply-adds.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "tensor/vmath.h"
@@ -81,4 +83,31 @@ TEST_CASE("vmath at the edges: overflow, underflow, infinities, NaN, and a ragge
   CHECK(z[0] == doctest::Approx(std::tanh(0.1)).epsilon(1e-6));
   CHECK(z[1] == doctest::Approx(std::tanh(-0.2)).epsilon(1e-6));
   CHECK(z[2] == doctest::Approx(std::tanh(0.3)).epsilon(1e-6));
+}
+
+TEST_CASE("vmath: the AVX2 and AVX-512 paths give the same bits, ragged tails included") {
+  // Each lane does the same operations in the same order whatever the vector width
+  // (tensor/vmath_lanes.h), so a checkpoint trained on one machine is the same on another.
+  // (The generic copy joins them where the build's target fuses multiply-adds, as the others do.)
+  const std::vector<std::string> fused = seqgrad::testing::fused_kernel_paths();
+  if (fused.size() < 2) {
+    MESSAGE("this CPU runs only ", fused.size(), " fused kernel path(s); nothing to compare");
+    return;
+  }
+  std::vector<real> xs;  // every 1/64 from -100 to 100, and a length that leaves a ragged tail
+  for (int64_t i = -100 * 64; i <= 100 * 64; ++i) xs.push_back(static_cast<real>(i) / 64);
+  xs.push_back(std::numeric_limits<real>::infinity());
+  xs.push_back(-std::numeric_limits<real>::infinity());
+  for (void (*f)(const real*, real*, int64_t) : {vmath::exp, vmath::sigmoid, vmath::tanh}) {
+    std::vector<std::vector<real>> ys;
+    for (const std::string& path : fused) {
+      seqgrad::testing::KernelPath use(path);
+      ys.emplace_back(xs.size());
+      f(xs.data(), ys.back().data(), static_cast<int64_t>(xs.size()));
+    }
+    for (size_t i = 1; i < ys.size(); ++i) {
+      CAPTURE(fused[i]);
+      CHECK(std::memcmp(ys[0].data(), ys[i].data(), xs.size() * sizeof(real)) == 0);
+    }
+  }
 }
