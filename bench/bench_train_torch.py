@@ -4,7 +4,8 @@
 Builds the models bench/bench_train.cpp describes, in PyTorch, and prints the same line,
 followed by PyTorch's version and the BLAS library it used (see blas_library below):
     workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> (pytorch <v>) blas=<path> blas_core=<core>
---blas prints only blas=<path> blas_core=<core> and stops.
+--blas prints only blas=<path> blas_core=<core> and stops. Unless OPENBLAS_CORETYPE is set, it
+is set to the core this CPU has before torch loads OpenBLAS (openblas_core_for_this_cpu).
 Only for comparison; seqgrad never needs PyTorch. With Debian's python3-torch installed:
     /usr/bin/python3 bench/bench_train_torch.py --workload lstm_attn --threads 1
 """
@@ -28,8 +29,32 @@ def threads_flag():
     return "1"
 
 
+def openblas_core_for_this_cpu():
+    """The OpenBLAS core with this CPU's widest vectors, from Linux's CPU flags, or None.
+
+    OpenBLAS picks its kernels from the CPU's model number, and a release older than the CPU
+    falls back to a generic core (see blas_core below). SkylakeX where the CPU has AVX-512,
+    Haswell where it has AVX2 and FMA (Zen runs the same kernels); tests/cpu_kernels.sh reads
+    the same flags for bench/compare_train.sh.
+    """
+    try:
+        with open("/proc/cpuinfo") as info:
+            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        return None
+    if all(f in flags for f in ("avx512f", "avx512vl", "avx512bw", "avx512dq")):
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Haswell"
+    return None
+
+
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = threads_flag()
+# An honest anchor: OpenBLAS reads OPENBLAS_CORETYPE when torch loads it, so it is set here, to
+# the core this CPU has, unless the caller set it.
+if not os.environ.get("OPENBLAS_CORETYPE") and openblas_core_for_this_cpu():
+    os.environ["OPENBLAS_CORETYPE"] = openblas_core_for_this_cpu()
 
 try:
     import torch
