@@ -8,6 +8,11 @@
 //   build/seqgrad data --task en-fr --n 100000 > /tmp/enfr.tsv
 //   make build/bench_bpe && build/bench_bpe /tmp/enfr.tsv [MERGES, default 8000]
 //   build/bench_bpe --zipf 1000000 [MERGES]
+//   build/bench_bpe --long-word [MERGES]
+// --long-word learns the merges from 100,000 made-up sentences, then encodes single unspaced
+// words of 10 KB, 100 KB and 1 MB (made-up words run together), as a careless input might hold:
+// with the priority queue that encode uses, and with the rescanning reference (up to 100 KB; it
+// is quadratic). The time per KB should stay about the same from 10 KB to 1 MB.
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -78,11 +83,38 @@ std::vector<std::string> zipf_sentences(int64_t n) {
   return sentences;
 }
 
+// Unspaced words of 10 KB, 100 KB and 1 MB, encoded by encode (the queue) and, up to 100 KB,
+// by encode_reference (the scan); each time once, in processor time.
+void bench_long_words(int64_t merges) {
+  const data::Bpe bpe = data::Bpe::learn(zipf_sentences(100000), merges);
+  std::printf("learned %lld merges from 100000 made-up sentences\n", static_cast<long long>(bpe.size()));
+  Generator g(2);
+  for (const int64_t kb : {10, 100, 1000}) {
+    std::string word;
+    while (static_cast<int64_t>(word.size()) < kb * 1000) word += made_up_word(g.randint(500000));
+    std::clock_t t0 = std::clock();
+    const size_t pieces = bpe.encode(word).size();
+    const double queue_s = seconds_since(t0);
+    std::printf("word of %5lld KB  %8zu pieces  queue %.3f s (%.2f ms per KB)", static_cast<long long>(kb), pieces,
+                queue_s, 1000 * queue_s / static_cast<double>(kb));
+    if (kb <= 100) {
+      t0 = std::clock();
+      const bool same = bpe.encode_reference(word) == bpe.encode(word);
+      std::printf("  scan %.3f s%s", seconds_since(t0), same ? "" : "  DIFFERENT PIECES");
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const bench::BpeBenchFlags flags = bench::parse_bpe_bench_flags({argv + 1, argv + argc}, data::kDefaultBpeMerges);
+    if (flags.long_word) {
+      bench_long_words(flags.merges);
+      return 0;
+    }
     if (flags.zipf > 0) {
       const std::clock_t t0 = std::clock();
       const std::vector<std::string> sentences = zipf_sentences(flags.zipf);

@@ -101,8 +101,9 @@ inline int64_t parse_cores_flags(const std::vector<std::string>& args) {
 
 // bench_bpe: a TSV corpus, or --zipf N made-up sentences; then the merges to learn.
 struct BpeBenchFlags {
-  std::string corpus;  // "" with --zipf
-  int64_t zipf = 0;    // sentences to make up
+  std::string corpus;      // "" with --zipf or --long-word
+  int64_t zipf = 0;        // sentences to make up
+  bool long_word = false;  // time single unspaced words of 10 KB to 1 MB instead
   int64_t merges = 0;
 };
 
@@ -110,13 +111,14 @@ inline BpeBenchFlags parse_bpe_bench_flags(const std::vector<std::string>& args,
   BpeBenchFlags f;
   f.merges = default_merges;
   const bool zipf = !args.empty() && args[0] == "--zipf";
+  f.long_word = !args.empty() && args[0] == "--long-word";
   const size_t need = zipf ? 2 : 1;  // words before MERGES
   if (args.size() < need || args.size() > need + 1)
-    detail::fail("expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got " + std::to_string(args.size()) +
-                 (args.size() == 1 ? " argument" : " arguments"));
+    detail::fail("expected CORPUS.tsv [MERGES], --zipf N [MERGES] or --long-word [MERGES], got " +
+                 std::to_string(args.size()) + (args.size() == 1 ? " argument" : " arguments"));
   if (zipf) {
     f.zipf = detail::parse_count("--zipf", args[1], 1);
-  } else {
+  } else if (!f.long_word) {
     if (args[0].rfind("--", 0) == 0) detail::fail("unknown flag '" + args[0] + "'");
     f.corpus = args[0];
   }

@@ -225,6 +225,9 @@ class Learner {
 // A word's pieces, as they were computed (bounded: text without spaces makes few repeats).
 struct Bpe::Cache {
   static constexpr size_t kLimit = size_t(1) << 20;
+  // Words longer than this are not kept: real words are short and repeat, and a million cached
+  // megabyte-long strings (unspaced input) would be a gigabyte of memory.
+  static constexpr size_t kLongestWord = 256;
   std::mutex mutex;
   std::unordered_map<std::string, std::vector<std::string>> pieces;
 };
@@ -284,8 +287,102 @@ Bpe Bpe::learn(const std::vector<std::string>& sentences, int64_t merges, int64_
 // ================================================================================================
 // Encoding and decoding
 
-void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces) const {
-  {
+// A word's characters as symbol ids. A character that no merge names gets the id -1 - its
+// position (it keeps its text in `chars`, and merges with nothing).
+std::vector<int32_t> Bpe::character_ids(const std::vector<std::string>& chars) const {
+  std::vector<int32_t> ids;
+  for (size_t k = 0; k < chars.size(); ++k) {
+    const auto it = symbol_ids_.find(chars[k]);
+    ids.push_back(it != symbol_ids_.end() ? it->second : -1 - static_cast<int32_t>(k));
+  }
+  return ids;
+}
+
+// The rule for the adjacent pair (a, b), or null: none was learned (or a character is unknown).
+const Bpe::Rule* Bpe::rule_for(int32_t a, int32_t b) const {
+  if (a < 0 || b < 0) return nullptr;
+  const auto it = rules_.find(pair_key(a, b));
+  return it == rules_.end() ? nullptr : &it->second;
+}
+
+void Bpe::merge_by_scanning(std::vector<int32_t>& ids) const {
+  // [docs:bpe_encode_word]
+  // Merge the adjacent pair learned earliest, everywhere in the word, until no adjacent pair
+  // was learned: the order of learning, replayed on this one word.
+  for (;;) {
+    const Rule* best = nullptr;
+    size_t at = 0;
+    for (size_t k = 0; k + 1 < ids.size(); ++k) {
+      const Rule* rule = rule_for(ids[k], ids[k + 1]);
+      if (rule && (best == nullptr || rule->rank < best->rank)) {
+        best = rule;
+        at = k;
+      }
+    }
+    if (best == nullptr) break;
+    merge_pair(ids, ids[at], ids[at + 1], best->merged);
+  }
+  // [docs:end]
+}
+
+// [docs:bpe_merge_queue]
+// The same merges, found with a priority queue instead of a scan of the whole word after
+// every merge: that scan makes a word of n characters cost O(n^2), and one unspaced word of a
+// megabyte took over a minute. Here the word is a linked list of symbols, and the queue holds
+// (rank, position) for every adjacent pair that has a rule; a merge joins two list nodes and
+// queues the two pairs it creates with its neighbours, so each merge costs O(log n).
+// To give exactly what merge_by_scanning gives, every occurrence of the earliest pair is
+// merged, left to right, before any pair that those merges create is considered: the queue
+// entries of one rank (one pair) are taken out together, in order of position, and checked
+// against the list as it now is (a merge just before may have used their left symbol, as the
+// second "a a" of "a a a").
+void Bpe::merge_with_queue(std::vector<int32_t>& ids) const {
+  const int32_t n = static_cast<int32_t>(ids.size());
+  std::vector<int32_t> next(n), prev(n);
+  std::vector<char> alive(n, 1);
+  for (int32_t k = 0; k < n; ++k) {
+    next[k] = k + 1 < n ? k + 1 : -1;
+    prev[k] = k - 1;
+  }
+  using Entry = std::pair<int32_t, int32_t>;  // (rank, position of the pair's left symbol)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  auto push = [&](int32_t left) {
+    if (left < 0 || next[left] < 0) return;
+    if (const Rule* rule = rule_for(ids[left], ids[next[left]])) queue.emplace(rule->rank, left);
+  };
+  for (int32_t k = 0; k + 1 < n; ++k) push(k);
+  std::vector<int32_t> batch, merged;
+  while (!queue.empty()) {
+    const int32_t rank = queue.top().first;
+    batch.clear();
+    for (; !queue.empty() && queue.top().first == rank; queue.pop()) batch.push_back(queue.top().second);
+    merged.clear();
+    for (const int32_t left : batch) {  // in order of position: the queue breaks ties by it
+      if (!alive[left] || next[left] < 0) continue;
+      const Rule* rule = rule_for(ids[left], ids[next[left]]);
+      if (!rule || rule->rank != rank) continue;  // no longer this pair
+      const int32_t right = next[left];
+      ids[left] = rule->merged;
+      alive[right] = 0;
+      next[left] = next[right];
+      if (next[right] >= 0) prev[next[right]] = left;
+      merged.push_back(left);
+    }
+    for (const int32_t k : merged) {  // the pairs the merges made, with their neighbours
+      if (!alive[k]) continue;
+      if (prev[k] >= 0 && !std::binary_search(merged.begin(), merged.end(), prev[k])) push(prev[k]);
+      push(k);
+    }
+  }
+  size_t out = 0;
+  for (int32_t k = 0; k < n; ++k)
+    if (alive[k]) ids[out++] = ids[k];
+  ids.resize(out);
+}
+// [docs:end]
+
+void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces, bool by_scanning) const {
+  if (!by_scanning) {
     const std::lock_guard<std::mutex> lock(cache_->mutex);
     const auto hit = cache_->pieces.find(word);
     if (hit != cache_->pieces.end()) {
@@ -293,34 +390,16 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces)
       return;
     }
   }
-  // [docs:bpe_encode_word]
-  // Merge the adjacent pair learned earliest, everywhere in the word, until no adjacent pair
-  // was learned: the order of learning, replayed on this one word. A character that no merge
-  // names gets the id -1 - its position (it keeps its text in `chars`, and merges with nothing).
   const std::vector<std::string> chars = characters(word);
-  std::vector<int32_t> ids;
-  for (size_t k = 0; k < chars.size(); ++k) {
-    const auto it = symbol_ids_.find(chars[k]);
-    ids.push_back(it != symbol_ids_.end() ? it->second : -1 - static_cast<int32_t>(k));
-  }
-  for (;;) {
-    const Rule* best = nullptr;
-    PairKey best_pair = 0;
-    for (size_t k = 0; k + 1 < ids.size(); ++k) {
-      if (ids[k] < 0 || ids[k + 1] < 0) continue;
-      const auto it = rules_.find(pair_key(ids[k], ids[k + 1]));
-      if (it != rules_.end() && (best == nullptr || it->second.rank < best->rank)) {
-        best = &it->second;
-        best_pair = it->first;
-      }
-    }
-    if (best == nullptr) break;
-    merge_pair(ids, left_of(best_pair), right_of(best_pair), best->merged);
-  }
-  // [docs:end]
+  std::vector<int32_t> ids = character_ids(chars);
+  if (by_scanning)
+    merge_by_scanning(ids);
+  else
+    merge_with_queue(ids);
   std::vector<std::string> symbols;
   for (const int32_t id : ids) symbols.push_back(id >= 0 ? symbols_[static_cast<size_t>(id)] : chars[static_cast<size_t>(-1 - id)]);
   pieces.insert(pieces.end(), symbols.begin(), symbols.end());
+  if (by_scanning || word.size() > Cache::kLongestWord) return;
   const std::lock_guard<std::mutex> lock(cache_->mutex);
   if (cache_->pieces.size() < Cache::kLimit) cache_->pieces.emplace(word, std::move(symbols));
 }
@@ -328,7 +407,14 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces)
 std::vector<std::string> Bpe::encode(const std::string& text) const {
   check_utf8(text, "");
   std::vector<std::string> pieces;
-  for_each_word(text, [&](const std::string& word) { encode_word(word, pieces); });
+  for_each_word(text, [&](const std::string& word) { encode_word(word, pieces, /*by_scanning=*/false); });
+  return pieces;
+}
+
+std::vector<std::string> Bpe::encode_reference(const std::string& text) const {
+  check_utf8(text, "");
+  std::vector<std::string> pieces;
+  for_each_word(text, [&](const std::string& word) { encode_word(word, pieces, /*by_scanning=*/true); });
   return pieces;
 }
 

@@ -53,7 +53,11 @@ class Bpe {
   // ---- using -------------------------------------------------------------------------------
   // "the lowest" -> {"▁the", "▁low", "est"}: each word's characters, merged in the order the
   // merges were learned. Text with invalid UTF-8 is an error naming the byte.
+  // The merges are found with a priority queue (merge_with_queue): O(n log n) in a word's length.
   std::vector<std::string> encode(const std::string& text) const;
+  // The same pieces found the plain way, rescanning the word after every merge: O(n^2), the
+  // readable definition that encode must agree with (for tests and benchmarks; no cache).
+  std::vector<std::string> encode_reference(const std::string& text) const;
   // Pieces -> text: joined, each ▁ a space except before the first word. For text whose words are
   // separated by single spaces (as split_whitespace + join(" ") leave it), decode(encode(text))
   // is exactly the text.
@@ -63,8 +67,15 @@ class Bpe {
   int64_t size() const { return static_cast<int64_t>(merges_.size()); }
 
  private:
-  // Appends the pieces of one word (no white space in it) to `pieces`.
-  void encode_word(const std::string& word, std::vector<std::string>& pieces) const;
+  // Appends the pieces of one word (no white space in it) to `pieces`, merged by scanning or
+  // with the queue (only the latter's results are cached).
+  void encode_word(const std::string& word, std::vector<std::string>& pieces, bool by_scanning) const;
+  struct Rule;
+  std::vector<int32_t> character_ids(const std::vector<std::string>& chars) const;
+  const Rule* rule_for(int32_t a, int32_t b) const;
+  // Applies the merges to a word's symbol ids, in place: the two ways, with the same result.
+  void merge_by_scanning(std::vector<int32_t>& ids) const;
+  void merge_with_queue(std::vector<int32_t>& ids) const;
 
   std::vector<std::string> merges_;  // "left right", in rank order
   // The same as numbers: every symbol the merges name, and for each merged pair of symbol ids

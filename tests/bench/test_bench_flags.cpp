@@ -74,7 +74,7 @@ TEST_CASE("bench_cores flags: a thread count, 2 by default, and each mistake nam
   CHECK(message({"--threads", "300"}) == "--threads expects at most 256 threads, got '300'");
 }
 
-TEST_CASE("bench_bpe flags: a corpus or --zipf N, then the merges; each mistake named") {
+TEST_CASE("bench_bpe flags: a corpus, --zipf N or --long-word, then the merges; each mistake named") {
   using seqgrad::bench::parse_bpe_bench_flags;
   const auto corpus = parse_bpe_bench_flags({"c.tsv"}, 8000);
   CHECK(corpus.corpus == "c.tsv");
@@ -84,12 +84,19 @@ TEST_CASE("bench_bpe flags: a corpus or --zipf N, then the merges; each mistake 
   CHECK(zipf.corpus.empty());
   CHECK(zipf.zipf == 1000);
   CHECK(zipf.merges == 50);
+  const auto long_word = parse_bpe_bench_flags({"--long-word", "300"}, 8000);
+  CHECK(long_word.long_word);
+  CHECK(long_word.corpus.empty());
+  CHECK(long_word.merges == 300);
+  CHECK(!corpus.long_word);
   auto message = [](const std::vector<std::string>& args) {
     return message_of([](const std::vector<std::string>& a) { return parse_bpe_bench_flags(a, 8000); }, args);
   };
-  CHECK(message({}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 0 arguments");
-  CHECK(message({"c.tsv", "10", "20"}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 3 arguments");
-  CHECK(message({"--zipf"}) == "expected CORPUS.tsv [MERGES] or --zipf N [MERGES], got 1 argument");
+  const std::string expected = "expected CORPUS.tsv [MERGES], --zipf N [MERGES] or --long-word [MERGES], got ";
+  CHECK(message({}) == expected + "0 arguments");
+  CHECK(message({"c.tsv", "10", "20"}) == expected + "3 arguments");
+  CHECK(message({"--zipf"}) == expected + "1 argument");
+  CHECK(message({"--long-word", "10", "20"}) == expected + "3 arguments");
   CHECK(message({"--zipf", "0"}) == "--zipf expects a whole number >= 1, got '0'");
   CHECK(message({"c.tsv", "-5"}) == "MERGES expects a whole number >= 0, got '-5'");
   CHECK(message({"--help"}) == "unknown flag '--help'");

@@ -98,6 +98,50 @@ TEST_CASE("bpe: encode applies the merges in the order learned; decode gives the
   CHECK(five.encode("low▁est") == five.encode("low est"));
 }
 
+TEST_CASE("bpe: encode's priority queue gives exactly the pieces of rescanning the word after every merge") {
+  // Every occurrence of the earliest pair is merged before any pair those merges create: with
+  // the merges "ab a" (rank 0) and "a b" (rank 1), "xabab" is ▁x ab ab, not ▁x aba b (which a
+  // queue that took the new rank-0 pair between the two "a b" would give).
+  const Bpe odd({"ab a", "a b"});
+  CHECK(odd.encode_reference("xabab") == std::vector<std::string>{"▁x", "ab", "ab"});
+  CHECK(odd.encode("xabab") == std::vector<std::string>{"▁x", "ab", "ab"});
+  CHECK(odd.encode("aaa") == odd.encode_reference("aaa"));
+  // Random merge lists over a few letters (any order of ranks, not only a learner's) and random
+  // words, long ones with many repeats included; and a learner's merges on long unspaced text.
+  std::mt19937 rng(7);
+  const std::vector<std::string> letters = {"a", "b", "c", "é"};
+  int64_t compared = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::string> symbols = letters;
+    for (const std::string& l : letters) symbols.push_back(data::kWordStart + l);
+    std::vector<std::string> merges;
+    std::map<std::string, bool> seen;
+    const int count = static_cast<int>(rng() % 30);
+    for (int m = 0; m < count; ++m) {
+      const std::string a = symbols[rng() % symbols.size()], b = letters[rng() % letters.size()];
+      const std::string merge = a + " " + b;
+      if (seen[merge]) continue;
+      seen[merge] = true;
+      merges.push_back(merge);
+      symbols.push_back(a + b);
+    }
+    const Bpe bpe(merges);
+    for (int w = 0; w < 5; ++w) {
+      std::string word;
+      const int length = 1 + static_cast<int>(rng() % (w == 4 ? 400 : 30));
+      for (int k = 0; k < length; ++k) word += letters[rng() % (rng() % 2 ? 2 : letters.size())];
+      CAPTURE(trial);
+      CAPTURE(word);
+      CHECK(bpe.encode(word) == bpe.encode_reference(word));
+      ++compared;
+    }
+  }
+  const Bpe learned = Bpe::learn(sennrich_counts(), 100);
+  const std::string unspaced = "lowestnewestwidestlowerlowlowlowernewerwidest";
+  CHECK(learned.encode(unspaced) == learned.encode_reference(unspaced));
+  CHECK(compared == 1000);
+}
+
 TEST_CASE("bpe: the learner's merges equal the re-counting reference's on random corpora") {
   std::mt19937_64 rng(7);
   const std::vector<std::string> alphabet{"a", "b", "c", "d", "é", "ü", "中", "文", "😀"};
