@@ -57,4 +57,10 @@ bool is_valid_utf8(std::string_view text, size_t* bad_byte) {
   return true;
 }
 
+bool strip_byte_order_mark(std::string& text) {
+  if (text.compare(0, 3, "\xEF\xBB\xBF") != 0) return false;
+  text.erase(0, 3);
+  return true;
+}
+
 }  // namespace seqgrad::io

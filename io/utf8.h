@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace seqgrad::io {
@@ -15,5 +16,10 @@ size_t utf8_sequence_length(std::string_view text, size_t i);
 // Is `text` well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF)?
 // On failure, *bad_byte (if given) receives the offset of the first byte that is wrong.
 bool is_valid_utf8(std::string_view text, size_t* bad_byte = nullptr);
+
+// Removes a UTF-8 byte-order mark (EF BB BF, U+FEFF) from the start of `text`, if there is one,
+// and says whether it did. Some editors write one at the start of a text file; it is not part
+// of the first word. Readers call this on the first line of what they read.
+bool strip_byte_order_mark(std::string& text);
 
 }  // namespace seqgrad::io

@@ -14,6 +14,7 @@
 #include "examples/common/args.h"
 #include "examples/seqgrad/train.h"
 #include "examples/seqgrad/translator.h"
+#include "io/utf8.h"
 #include "tensor/check.h"
 #include "viz/heatmap.h"
 
@@ -108,6 +109,7 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
   if (lines.empty()) {
     errno = 0;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
+    if (!lines.empty()) io::strip_byte_order_mark(lines.front());  // an editor's mark, not a word
     // (std::cin reads through C stdio, which keeps a read error, such as stdin being a folder, to itself.)
     const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
     check_state(!failed, "seqgrad translate: cannot read standard input: ", errno ? std::strerror(errno) : "read error");

@@ -1,8 +1,9 @@
-// tests/data/test_corpus.cpp - the TSV corpus reader: pairs, blank lines, CRLF, and errors that
-// name FILE:LINE.
+// tests/data/test_corpus.cpp - the TSV corpus reader: pairs, blank lines, CRLF, a byte-order
+// mark, and errors that name FILE:LINE.
 #include <sstream>
 
 #include "data/corpus.h"
+#include "io/utf8.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -30,6 +31,22 @@ TEST_CASE("read_tsv: stray carriage returns at a line end go too, so written pai
   const std::vector<data::Pair> reread = data::read_tsv(again, "c.tsv");
   CHECK(reread[0].target == "b");
   CHECK(reread[1].source == "c\r");
+}
+
+TEST_CASE("read_tsv: a byte-order mark at the start of a line is not part of its first word") {
+  // Some editors save UTF-8 with EF BB BF in front; it used to become a "\ufeffi" token. Files
+  // joined with cat keep one per file, so every line start is cleared; inside a line it is text.
+  std::istringstream marked("\xEF\xBB\xBFi read\tje lis\n\xEF\xBB\xBFx\t\xEF\xBB\xBFy\n");
+  const std::vector<data::Pair> pairs = data::read_tsv(marked, "c.tsv");
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].source == "i read");
+  CHECK(pairs[1].source == "x");
+  CHECK(pairs[1].target == "\xEF\xBB\xBFy");
+  std::string line = "\xEF\xBB\xBF", plain = "abc";
+  CHECK(io::strip_byte_order_mark(line));
+  CHECK(line.empty());
+  CHECK(!io::strip_byte_order_mark(plain));
+  CHECK(plain == "abc");
 }
 
 TEST_CASE("read_tsv errors name the file and line") {

@@ -108,6 +108,11 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   CHECK(std::sscanf(tr.err.c_str(), "translated 2 sentences in %lf s (%lf sentences/s)", &seconds, &rate) == 2);
   CHECK(seconds >= 0);
   CHECK(tr.err.back() == '\n');
+  // A byte-order mark an editor put before the first line is not part of its first word.
+  const Result marked = run({"translate", "--model", model}, "\xEF\xBB\xBF" "a b c\nd a\n");
+  CHECK(marked.code == 0);
+  CHECK(marked.out == "a b c\nd a\n");
+  CHECK(marked.err.find("warning") == std::string::npos);
   // --batch N decodes N lines at once, shortest first; stdout keeps the input order, and the
   // translations and their scores are the same for any N.
   std::string lines;
