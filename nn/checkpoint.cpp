@@ -1,6 +1,7 @@
 // nn/checkpoint.cpp - save/load for Modules, on top of io/safetensors.h.
 #include "nn/checkpoint.h"
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
@@ -59,6 +60,20 @@ std::map<std::string, std::string> load(Module& module, const std::string& path,
   }
   add("shape mismatch", mismatched);
   check_state(problems.empty(), "load: checkpoint '", path, "' does not match the model: ", problems);
+
+  // A NaN or an infinity in a weight makes every output NaN or -inf, silently: a model saved
+  // from a run that diverged, or a damaged file. Refused here, naming the first such value.
+  for (const auto& [target, source] : copies) {
+    const real* v = source->data();
+    for (int64_t i = 0; i < source->numel(); ++i)
+      if (!std::isfinite(v[i])) {
+        std::string name;
+        for (const auto& [n, t] : file.tensors)
+          if (&t == source) name = n;
+        check_state(false, "load: checkpoint '", path, "' tensor '", name, "': expected finite values, got ", v[i],
+                    " at element ", i, " (saved from a run that diverged?)");
+      }
+  }
 
   for (auto& [target, source] : copies) target.copy_(*source);
   return std::move(file.metadata);

@@ -335,6 +335,25 @@ for change in t:layers:10000000 m:layers:10000000 t:dim:1e18 t:dim:1000000000000
 done
 rm -f "$W/e/config.safetensors"
 
+# Weights that are not finite numbers: refused when the model loads, naming the tensor (a NaN
+# used to translate to empty lines scored -inf, and eval reported bleu=0 and exit 0).
+for value in nan inf -inf; do
+  [ -f "$W/m.safetensors" ] || break
+  edit "$W/e/weights.safetensors" "$W/m.safetensors" set-tensor-value decoder.rnn.weight_hh_l0 "$value" || continue
+  for cmd in translate eval; do
+    if [ "$cmd" = translate ]; then
+      run "$QUICK" "$SEQ" translate --model "$W/e/weights.safetensors" --scores "a b c"
+    else
+      run "$QUICK" "$SEQ" eval --model "$W/e/weights.safetensors" --data "$W/test.tsv"
+    fi
+    want_error
+    grep -q "tensor 'decoder.rnn.weight_hh_l0': expected finite values" "$ERR" || PROBLEMS+=("the error does not name the tensor")
+    after_checks
+    report "3. $cmd with every decoder.rnn.weight_hh_l0 = $value fails, naming the tensor"
+  done
+done
+rm -f "$W/e/weights.safetensors"
+
 # ================================================================================================
 # 4. A file-size limit while train overwrites a good checkpoint: an error, not SIGXFSZ; the good
 # checkpoint untouched

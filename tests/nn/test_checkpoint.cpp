@@ -7,11 +7,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -203,6 +205,29 @@ TEST_CASE("strict load lists every missing, unexpected and mis-shaped name, and 
       "load: checkpoint '" + path +
       "' does not match the model: shape mismatch: fc1.weight expected [16, 2], got [32, 2]";
   CHECK_THROWS_WITH_AS(nn::load(net, path, /*strict=*/false), shapes_only.c_str(), std::runtime_error);
+}
+
+TEST_CASE("load refuses a NaN or an infinity in any tensor, naming it, and changes nothing") {
+  // They made every translation empty and every score -inf, and eval report bleu=0, exit 0.
+  TempDir dir;
+  const std::string path = dir.file("m.safetensors");
+  Net good(16);
+  for (const real bad : {std::numeric_limits<real>::quiet_NaN(), std::numeric_limits<real>::infinity(),
+                         -std::numeric_limits<real>::infinity()}) {
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& [name, p] : good.named_parameters()) tensors.emplace_back(name, p.value().clone());
+    for (const auto& [name, b] : good.named_buffers()) tensors.emplace_back(name, b.clone());
+    tensors[2].second.data()[5] = bad;  // fc2.weight
+    io::write_safetensors(path, tensors);
+    Net net(16);
+    const Tensor before = net.fc2->weight.value().clone();
+    const std::string value = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
+    const std::string expected = "load: checkpoint '" + path + "' tensor '" + tensors[2].first +
+                                 "': expected finite values, got " + value + " at element 5 (saved from a run that diverged?)";
+    CHECK_THROWS_WITH_AS(nn::load(net, path), expected.c_str(), std::runtime_error);
+    CHECK_THROWS_WITH_AS(nn::load(net, path, /*strict=*/false), expected.c_str(), std::runtime_error);
+    CHECK(same_values(net.fc2->weight.value(), before));
+  }
 }
 
 TEST_CASE("non-strict load copies what matches and ignores the rest") {
