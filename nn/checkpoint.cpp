@@ -19,7 +19,8 @@ void save(const Module& module, const std::string& path, const std::map<std::str
   io::write_safetensors(path, tensors, metadata, "save");
 }
 
-std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict) {
+std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict,
+                                        const std::string& extra_prefix) {
   io::SafetensorsFile file = io::read_safetensors(path, "load");
 
   // The model's tensors: parameter values and buffers, as handles sharing their storage.
@@ -44,7 +45,7 @@ std::map<std::string, std::string> load(Module& module, const std::string& path,
     }
   }
   for (const auto& [name, t] : file.tensors)
-    if (!in_model.count(name)) unexpected.push_back(name);
+    if (!in_model.count(name) && (extra_prefix.empty() || name.rfind(extra_prefix, 0) != 0)) unexpected.push_back(name);
 
   // One message with every problem: "missing: a, b; unexpected: c; shape mismatch: d ...".
   std::string problems;

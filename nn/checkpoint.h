@@ -27,7 +27,11 @@ void save(const Module& module, const std::string& path, const std::map<std::str
 //   load: checkpoint 'm.safetensors' does not match the model: missing: fc2.weight, fc2.bias;
 //   unexpected: head.weight; shape mismatch: fc1.weight expected [16, 2], got [32, 2]
 // Not strict: loads the names found in both and ignores the rest; shapes must still agree.
+// `extra_prefix`: tensors of the file whose names start with it are another owner's (a resume
+// file's "optimizer." buffers) and neither loaded nor unexpected; everything else stays strict.
+// A NaN or an infinity in a tensor to be loaded is refused, naming it.
 // Nothing is copied unless everything checks out.
-std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict = true);
+std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict = true,
+                                        const std::string& extra_prefix = "");
 
 }  // namespace seqgrad::nn

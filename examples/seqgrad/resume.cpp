@@ -15,9 +15,6 @@ namespace seqgrad::cli {
 
 namespace {
 
-constexpr const char* kStateKey = "seqgrad.train_state";
-constexpr const char* kOptimizerPrefix = "optimizer.";
-
 io::Json numbers(const std::vector<double>& values) {
   io::Json list = io::Json::array();
   for (double v : values) list.push_back(v);
@@ -26,8 +23,8 @@ io::Json numbers(const std::vector<double>& values) {
 
 // The state entry of a resumable checkpoint's metadata, or a message saying the file is not one.
 const std::string& state_text(const std::map<std::string, std::string>& meta, const std::string& path) {
-  const auto found = meta.find(kStateKey);
-  check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kStateKey,
+  const auto found = meta.find(kTrainStateKey);
+  check_state(found != meta.end(), "seqgrad train: '", path, "' has no training state to resume (no ", kTrainStateKey,
               " in its metadata); --resume takes the .resume.safetensors file an interrupted run saved");
   return found->second;
 }
@@ -117,7 +114,7 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   }
 
   std::map<std::string, std::string> meta = t.metadata();
-  meta[kStateKey] = state.dump();
+  meta[kTrainStateKey] = state.dump();
   io::write_safetensors(path, tensors, meta);
 }
 

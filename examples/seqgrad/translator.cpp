@@ -340,8 +340,9 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"),
                                      bpe(config.src_tokens, "seqgrad.src_bpe"), bpe(config.tgt_tokens, "seqgrad.tgt_bpe"));
   }
-  // A resumable checkpoint also holds the optimizer's buffers: load the model's names only.
-  nn::load(t->module(), path, /*strict=*/meta.count("seqgrad.train_state") == 0);
+  // A resumable checkpoint also holds the optimizer's buffers, under "optimizer.": those are the
+  // resume code's (resume.cpp); every model tensor must still be there, with its shape.
+  nn::load(t->module(), path, /*strict=*/true, meta.count(kTrainStateKey) ? kOptimizerPrefix : "");
   t->module().eval();
   return t;
 }

@@ -40,6 +40,10 @@ constexpr double kMaxDropout = 0.9;
 // the matrix products large enough to run at speed, in a few MB.
 // At most kMaxTranslateBatch: a batch is padded to its longest sentence, so memory grows with it.
 constexpr int64_t kTranslateBatch = 64, kMaxTranslateBatch = 4096;
+// A resume file (resume.h) holds the model's tensors under their own names and the optimizer's
+// buffers under this prefix, with its training state in the metadata entry kTrainStateKey.
+constexpr const char* kOptimizerPrefix = "optimizer.";
+constexpr const char* kTrainStateKey = "seqgrad.train_state";
 
 // Everything needed to rebuild a model before loading its weights.
 struct ModelConfig {

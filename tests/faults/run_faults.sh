@@ -310,6 +310,29 @@ if [ "$HAVE_RESUME" = 1 ]; then
   done
   edit "$E" "$R" set-meta seqgrad.train_state.flags.layers '"5"' &&
     resume_check "2. train --resume with flags.layers \"5\" against a 1-layer config fails" "$E" "" ""
+  # Every model tensor must be in a resume file, with its shape: only the optimizer's buffers are
+  # the file's own extra (one missing weight used to translate, evaluate and resume with that
+  # weight left random, exit 0; a config naming another model kind used none of the tensors).
+  if edit "$E" "$R" drop-tensor decoder.out.weight; then
+    for cmd in translate eval resume; do
+      case $cmd in
+        translate) run "$QUICK" "$SEQ" translate --model "$E" "a b c" ;;
+        eval) run "$QUICK" "$SEQ" eval --model "$E" --data "$W/test.tsv" ;;
+        resume) run "$QUICK" "$SEQ" train --resume "$E" ;;
+      esac
+      want_error
+      grep -q "missing: decoder.out.weight" "$ERR" || PROBLEMS+=("the error does not name decoder.out.weight")
+      after_checks
+      report "2. $cmd of a resume file without decoder.out.weight fails, naming it"
+    done
+  fi
+  if edit "$E" "$R" set-meta seqgrad.config.model '"transformer"'; then
+    run "$QUICK" "$SEQ" translate --model "$E" "a b c"
+    want_error
+    grep -q "does not match the model" "$ERR" || PROBLEMS+=("the error does not say the tensors do not match")
+    after_checks
+    report "2. translate of a resume file whose config names another model kind fails"
+  fi
   rm -f "$E"
 else
   echo "skip: section 2 needs the interrupted run"

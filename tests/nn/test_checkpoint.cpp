@@ -230,6 +230,32 @@ TEST_CASE("load refuses a NaN or an infinity in any tensor, naming it, and chang
   }
 }
 
+TEST_CASE("load with an extra prefix skips that owner's tensors and stays strict about the model's") {
+  // A resume file: the model's tensors and the optimizer's buffers under "optimizer.".
+  TempDir dir;
+  const std::string path = dir.file("m.resume.safetensors");
+  Net good(16);
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& [name, p] : good.named_parameters()) tensors.emplace_back(name, p.value());
+  for (const auto& [name, b] : good.named_buffers()) tensors.emplace_back(name, b);
+  tensors.emplace_back("optimizer.step", scalar(3));
+  io::write_safetensors(path, tensors);
+  Net net(16);
+  nn::load(net, path, /*strict=*/true, "optimizer.");
+  CHECK(same_values(net.fc2->weight.value(), good.fc2->weight.value()));
+  CHECK_THROWS_WITH_AS(nn::load(net, path), ("load: checkpoint '" + path +
+                                             "' does not match the model: unexpected: optimizer.step").c_str(),
+                       std::runtime_error);
+  // A model tensor missing, and a name under no known owner: both still refused.
+  tensors.erase(tensors.begin() + 2);  // fc2.weight
+  tensors.emplace_back("head.weight", ones({2}));
+  io::write_safetensors(path, tensors);
+  CHECK_THROWS_WITH_AS(nn::load(net, path, /*strict=*/true, "optimizer."),
+                       ("load: checkpoint '" + path +
+                        "' does not match the model: missing: fc2.weight; unexpected: head.weight").c_str(),
+                       std::runtime_error);
+}
+
 TEST_CASE("non-strict load copies what matches and ignores the rest") {
   TempDir dir;
   const std::string path = dir.file("m.safetensors");
