@@ -1,8 +1,9 @@
 // io/atomic_file.cpp - temporary file, flush, fsync, rename; see atomic_file.h.
 //
 // C stdio, because it reports *why* it failed (errno); POSIX for the rest: getpid for the
-// temporary name, fsync so the data is on disk before the rename makes it the file, and
-// pthread_sigmask to hold signals back while the temporary file exists.
+// temporary name, fsync so the data is on disk before the rename makes it the file,
+// pthread_sigmask to hold signals back while the temporary file exists, and kill(pid, 0) to
+// find the temporaries of processes that died writing.
 #include "io/atomic_file.h"
 
 #include <pthread.h>  // POSIX: pthread_sigmask
@@ -11,9 +12,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <utility>
 
 #include "tensor/check.h"
 
@@ -85,17 +88,59 @@ std::string sibling_path(const std::string& path, const std::string& suffix) {
   return (p.parent_path() / (stem + suffix)).string();
 }
 
-std::string temporary_path_for(const std::string& path) {
-  const std::string suffix = ".tmp." + std::to_string(getpid());
+namespace {
+
+// "dir/name" -> {"dir/", "name"}; "name" -> {"", "name"}.
+std::pair<std::string, std::string> split_folder(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash + 1), path.substr(slash + 1)};
+}
+
+// The file name (no folder) of the temporary that process `pid` writes for the file `name`.
+std::string temporary_name(std::string name, long pid) {
+  const std::string suffix = ".tmp." + std::to_string(pid);
   if (name.size() + suffix.size() > kMaxNameBytes) name.resize(kMaxNameBytes - suffix.size());
-  return folder + name + suffix;
+  return name + suffix;
+}
+
+// Temporary files are removed when a write fails, but a process killed outright (SIGKILL, a
+// power cut) leaves its "NAME.tmp.PID" behind for good. Before writing NAME, its temporaries
+// whose process no longer exists (kill(pid, 0) says ESRCH) and that nobody has written to for
+// a minute are removed; the minute spares a live writer this process cannot see (another PID
+// namespace sharing the folder). Anything else in the folder is left alone, and a failure
+// here only leaves a stale file, as before.
+void remove_stale_temporaries(const std::string& folder, const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = folder.empty() ? fs::path(".") : fs::path(folder);
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    const size_t dot = entry.rfind(".tmp.");
+    if (dot == std::string::npos || dot + 5 >= entry.size() || entry.size() - dot - 5 > 9) continue;
+    const std::string digits = entry.substr(dot + 5);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid <= 0 || pid == getpid() || entry != temporary_name(name, pid)) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask
+    std::error_code ec2;
+    if (!it->is_regular_file(ec2) || now - it->last_write_time(ec2) < std::chrono::minutes(1) || ec2) continue;
+    fs::remove(it->path(), ec2);
+  }
+}
+
+}  // namespace
+
+std::string temporary_path_for(const std::string& path) {
+  const auto [folder, name] = split_folder(path);
+  return folder + temporary_name(name, getpid());
 }
 
 void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write, const char* op) {
   refuse_non_regular(path, op);  // the rename below would replace a device or a pipe itself
+  const auto [folder, name] = split_folder(path);
+  remove_stale_temporaries(folder, name);
   const HoldSignals hold;
   const std::string tmp = temporary_path_for(path);
   std::FILE* f = create_temporary(tmp, path, op);

@@ -23,7 +23,9 @@ std::string non_regular_file_at(const std::string& path);
 // The temporary file write_file_atomic writes first: "dir/name.tmp.PID" next to `path`, the
 // process id keeping two runs that save one path apart. A name that would pass the file
 // system's limit of 255 bytes is shortened ("dir/<first bytes of name>.tmp.PID"), so any name
-// that is itself valid can be saved.
+// that is itself valid can be saved. A temporary left by a process that died writing (SIGKILL)
+// is removed the next time the same file is written, once a minute has passed since its last
+// change (write_file_atomic).
 std::string temporary_path_for(const std::string& path);
 
 // The file next to `path` that shares its stem: sibling_path("runs/m.safetensors",

@@ -1,7 +1,11 @@
 // tests/io/test_atomic_file.cpp - write_file_atomic: the old file or the new one, never half;
-// never a device or a pipe replaced; no temporary file left; signals held back while it writes.
-#include <sys/stat.h>  // POSIX: mkfifo
+// never a device or a pipe replaced; no temporary file left, a dead writer's removed; signals
+// held back while it writes.
+#include <sys/stat.h>   // POSIX: mkfifo
+#include <sys/wait.h>   // POSIX: waitpid
+#include <unistd.h>     // POSIX: fork, getppid
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +16,7 @@
 using namespace seqgrad;
 using seqgrad::testing::read_file;
 using seqgrad::testing::TempDir;
+using seqgrad::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -29,6 +34,41 @@ TEST_CASE("write_file_atomic writes, replaces, and leaves no temporary file") {
   io::write_file_atomic(p.string(), "second, longer");
   CHECK(read_file(p) == "second, longer");
   CHECK(dir.count_entries() == 1u);
+}
+
+TEST_CASE("write_file_atomic removes the temporaries of processes that died writing that file, and nothing else") {
+  // A process killed mid-save (SIGKILL) leaves "k.safetensors.tmp.PID"; it used to stay forever.
+  TempDir dir;
+  const fs::path target = dir.path / "k.safetensors";
+  // A process id that is certainly free: a child that has exited and been waited for.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  const std::string dead = std::to_string(child), alive = std::to_string(getppid());
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  auto make = [&](const std::string& name, bool aged) {
+    write_file((dir.path / name).string(), "partial");
+    if (aged) fs::last_write_time(dir.path / name, old);
+    return dir.path / name;
+  };
+  const fs::path stale = make("k.safetensors.tmp." + dead, true);
+  const fs::path living = make("k.safetensors.tmp." + alive, true);         // its writer is alive
+  const fs::path other = make("other.safetensors.tmp." + dead, true);      // another file's
+  const fs::path not_ours = make("k.safetensors.tmp." + dead + "x", true);  // not a process id
+  io::write_file_atomic(target.string(), "whole");
+  CHECK(read_file(target) == "whole");
+  CHECK(!fs::exists(stale));
+  for (const fs::path& kept : {living, other, not_ours}) {
+    CAPTURE(kept.filename().string());
+    CHECK(fs::exists(kept));
+  }
+  // A dead writer's temporary written to within the last minute may belong to a writer this
+  // process cannot see: it stays until it is a minute old.
+  const fs::path young = make("k.safetensors.tmp." + dead, false);
+  io::write_file_atomic(target.string(), "again");
+  CHECK(fs::exists(young));
 }
 
 TEST_CASE("write_file_atomic names the path and the reason when it cannot write") {
