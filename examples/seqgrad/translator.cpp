@@ -263,7 +263,9 @@ Tensor Translator::alignment(const std::string& sentence, std::vector<std::strin
   check(!d.cross_attention.empty(), "seqgrad attention: model '", config.model,
         "' has no attention (try gru-attn, lstm-attn, gnmt or transformer)");
   const Tensor weights = mean(d.cross_attention[0].back(), 0);  // the last layer, averaged over heads: (T_out, S)
-  out_tokens = tgt_vocab.decode(d.tokens[0]);
+  // One label per row of weights, one row per step: special tokens the model emitted (an
+  // untrained model may emit <pad> or <bos>) keep their rows and their names.
+  out_tokens = tgt_vocab.decode(d.tokens[0], /*strip_special=*/false);
   if (weights.size(0) > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");
   return weights;
 }

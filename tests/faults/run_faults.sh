@@ -377,6 +377,18 @@ for value in nan inf -inf; do
 done
 rm -f "$W/e/weights.safetensors"
 
+# A model that emits special tokens (here every logit equal, so argmax is <pad>, id 0): attention
+# draws their rows under their names (it failed with "Heatmap: expected 64 row labels ... got 1").
+if [ -f "$W/t.safetensors" ] && edit "$W/e/flat.safetensors" "$W/t.safetensors" set-tensor-value generator.weight 0 &&
+   edit "$W/e/pads.safetensors" "$W/e/flat.safetensors" set-tensor-value generator.bias 1; then
+  run "$QUICK" "$SEQ" attention --model "$W/e/pads.safetensors" --svg "$W/e/pads.svg" a b c
+  want_ok
+  grep -q "&lt;pad&gt;" "$W/e/pads.svg" 2>/dev/null || PROBLEMS+=("the heatmap names no <pad> row")
+  after_checks
+  report "3. attention of a model that emits <pad> draws and names a row for each step"
+fi
+rm -f "$W/e/flat.safetensors" "$W/e/pads.safetensors" "$W/e/pads.svg"
+
 # ================================================================================================
 # 4. A file-size limit while train overwrites a good checkpoint: an error, not SIGXFSZ; the good
 # checkpoint untouched
