@@ -28,7 +28,7 @@ Json::Json(Object members) : type_(Type::Object) {
   std::set<std::string_view> seen;
   for (const auto& member : members)
     if (!seen.insert(member.first).second)
-      throw std::invalid_argument("json: duplicate key " + json_quote(member.first));
+      throw std::invalid_argument("json: duplicate key " + bounded(json_quote(member.first)));
   seen.clear();  // it points into `members`, which is about to move
   object_ = std::move(members);
 }
@@ -321,7 +321,7 @@ class JsonParser {
       const size_t key_at = pos_;
       std::string key = parse_string();
       if (!keys.insert(key).second)
-        throw std::runtime_error(cat("json: duplicate key ", json_quote(key), " at byte ", key_at));
+        throw std::runtime_error(cat("json: duplicate key ", bounded(json_quote(key)), " at byte ", key_at));
       skip_whitespace();
       expect(':', "':'");
       skip_whitespace();

@@ -75,10 +75,7 @@ struct CFile {
 std::string os_reason() { return std::strerror(errno); }
 
 // A JSON value for a message, cut short if a hostile file made it long.
-std::string short_dump(const Json& value) {
-  std::string text = value.dump();
-  return text.size() <= 80 ? text : text.substr(0, 77) + "...";
-}
+std::string short_dump(const Json& value) { return bounded(value.dump()); }
 
 // "[0, 128]", for messages.
 std::string range_string(int64_t begin, int64_t end) { return cat('[', begin, ", ", end, ']'); }
@@ -199,7 +196,7 @@ bool read_sizes(const Json& value, std::vector<int64_t>& out) {
 
 Entry read_entry(const char* op, const std::string& path, const std::string& name, const Json& info,
                  int64_t data_size) {
-  const std::string who = "tensor '" + name + "': ";
+  const std::string who = "tensor '" + bounded(name) + "': ";
   if (!info.is_object())
     corrupt(op, path, who, "expected an object with dtype, shape and data_offsets, got ", type_name(info.type()));
   for (const char* field : {"dtype", "shape", "data_offsets"})
@@ -245,7 +242,7 @@ Entry read_entry(const char* op, const std::string& path, const std::string& nam
   }
   const int64_t numel = has_zero ? 0 : product;
   if (element_bytes * numel != e.end - e.begin)
-    corrupt(op, path, who, "data_offsets ", range_string(e.begin, e.end), " do not fit shape ", e.shape, "; expected ",
+    corrupt(op, path, who, "data_offsets ", range_string(e.begin, e.end), " do not fit shape ", bounded(cat(e.shape)), "; expected ",
             element_bytes * numel, " bytes, got ", e.end - e.begin);
   return e;
 }
@@ -291,7 +288,7 @@ Header read_header(CFile& file, const char* op, const std::string& path) {
       corrupt(op, path, "expected __metadata__ to be an object of strings, got ", type_name(value.type()));
     for (const auto& [key, v] : value.as_object()) {
       if (!v.is_string())
-        corrupt(op, path, "expected __metadata__ values to be strings, got ", type_name(v.type()), " for '", key, "'");
+        corrupt(op, path, "expected __metadata__ values to be strings, got ", type_name(v.type()), " for '", bounded(key), "'");
       h.metadata[key] = v.as_string();
     }
   }
@@ -308,11 +305,11 @@ Header read_header(CFile& file, const char* op, const std::string& path) {
     const Entry& e = h.entries[h.by_offset[i]];
     if (i > 0 && e.begin < covered) {
       const Entry& previous = h.entries[h.by_offset[i - 1]];
-      corrupt(op, path, "tensors '", previous.name, "' and '", e.name, "' overlap: data_offsets ",
+      corrupt(op, path, "tensors '", bounded(previous.name), "' and '", bounded(e.name), "' overlap: data_offsets ",
               range_string(previous.begin, previous.end), " and ", range_string(e.begin, e.end));
     }
     if (e.begin > covered)
-      corrupt(op, path, "the data section has a gap before tensor '", e.name, "'; expected it to begin at byte ",
+      corrupt(op, path, "the data section has a gap before tensor '", bounded(e.name), "'; expected it to begin at byte ",
               covered, ", got ", e.begin);
     covered = e.end;
   }
@@ -349,7 +346,7 @@ SafetensorsFile read_file(const char* op, const std::string& path) {
     for (int64_t k = 0; e.i64 && k < t.numel(); ++k) {
       const int64_t v = static_cast<int64_t>(get_u64_le(&bytes[static_cast<size_t>(kI64Bytes * k)]));
       if (v < -kExactInteger || v > kExactInteger)
-        corrupt(op, path, "tensor '", e.name, "': I64 element ", k, " is ", v, ", which ", kRealName,
+        corrupt(op, path, "tensor '", bounded(e.name), "': I64 element ", k, " is ", v, ", which ", kRealName,
                 " cannot hold exactly; expected a value from ", -kExactInteger, " to ", kExactInteger);
       x[k] = static_cast<real>(v);
     }

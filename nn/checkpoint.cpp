@@ -39,7 +39,7 @@ std::map<std::string, std::string> load(Module& module, const std::string& path,
     if (found == in_file.end()) {
       missing.push_back(name);
     } else if (found->second->shape() != t.shape()) {
-      mismatched.push_back(cat(name, " expected ", t.shape(), ", got ", found->second->shape()));
+      mismatched.push_back(cat(name, " expected ", t.shape(), ", got ", bounded(cat(found->second->shape()))));
     } else {
       copies.emplace_back(t, found->second);
     }
@@ -53,7 +53,9 @@ std::map<std::string, std::string> load(Module& module, const std::string& path,
     if (names.empty()) return;
     problems += problems.empty() ? "" : "; ";
     problems += label;
-    for (size_t i = 0; i < names.size(); ++i) problems += (i == 0 ? ": " : ", ") + names[i];
+    // At most ten names, each bounded: a hostile file may hold a million tensors, or long names.
+    for (size_t i = 0; i < names.size() && i < 10; ++i) problems += (i == 0 ? ": " : ", ") + bounded(names[i]);
+    if (names.size() > 10) problems += cat(" and ", names.size() - 10, " more");
   };
   if (strict) {
     add("missing", missing);

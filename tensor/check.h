@@ -22,6 +22,17 @@ std::string cat(Parts&&... parts) {
   return os.str();
 }
 
+// Text from outside (a file's tensor name, a JSON key) for a message, cut short when longer than
+// 80 bytes, at a character boundary, saying how long it was: a hostile file must not make a
+// megabyte-long error line.  bounded(name) -> "decoder.out.weight" or "aaaa... (2097152 bytes)"
+inline std::string bounded(const std::string& text) {
+  constexpr size_t kMost = 80;
+  if (text.size() <= kMost) return text;
+  size_t cut = kMost - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return cat(text.substr(0, cut), "... (", text.size(), " bytes)");
+}
+
 // Shape mismatches, bad axes, bad arguments -> std::invalid_argument.
 //   check(a.dim() == 2, "matmul: expected a 2-D tensor, got shape ", a.shape());
 template <class... Parts>

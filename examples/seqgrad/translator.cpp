@@ -303,19 +303,31 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     check_state(it != meta.end(), "seqgrad: '", path, "' has no ", key, " in its metadata");
     return it->second;
   };
+  // A JSON list of strings from the metadata; any error names the file and the key.
+  auto strings = [&](const char* key) {
+    const std::string& text = entry(key);
+    try {
+      const io::Json list = io::parse_json(text);  // kept alive: the loop refers into it
+      std::vector<std::string> items;
+      for (const io::Json& t : list.as_array()) items.push_back(t.as_string());
+      return items;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
+    }
+  };
   auto vocab = [&](const char* key) {
-    const io::Json list = io::parse_json(entry(key));  // kept alive: the loop refers into it
-    std::vector<std::string> tokens;
-    for (const io::Json& t : list.as_array()) tokens.push_back(t.as_string());
-    return data::Vocab::from_tokens(tokens);
+    const std::vector<std::string> tokens = strings(key);
+    try {
+      return data::Vocab::from_tokens(tokens);  // duplicates, missing special tokens
+    } catch (const std::exception& e) {
+      throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
+    }
   };
   // A bpe side's merges ("e s", "es t", ...), checked line by line; none for the other kinds.
   auto bpe = [&](const std::string& kind, const char* key) {
     if (kind != "bpe") return data::Bpe();
-    const io::Json list = io::parse_json(entry(key));
-    std::vector<std::string> merges;
+    const std::vector<std::string> merges = strings(key);
     try {
-      for (const io::Json& m : list.as_array()) merges.push_back(m.as_string());
       return data::Bpe(merges);
     } catch (const std::exception& e) {
       throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));

@@ -203,6 +203,28 @@ TEST_CASE("seqgrad translate: a checkpoint's configuration is checked before the
   CHECK(run({"translate", "--model", bad, "a b"}).err.find("does not match the model") != std::string::npos);
 }
 
+TEST_CASE("seqgrad translate: a broken vocabulary or merge list names the file and the metadata key") {
+  // Such errors used to read "json: expected 'null' at byte 1, got 'o'", with no file or key.
+  const FreshDir dir;
+  REQUIRE(train(lstm_run(kDir + "/m.safetensors", 1)).code == 0);
+  const std::string good = kDir + "/m.safetensors", bad = kDir + "/bad.safetensors";
+  auto error_with = [&](const std::string& key, const std::string& value) {
+    io::SafetensorsFile file = io::read_safetensors(good);
+    file.metadata[key] = value;
+    io::write_safetensors(bad, file.tensors, file.metadata);
+    const Result r = run({"translate", "--model", bad, "a b"});
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  const std::string where = "error: seqgrad: '" + bad + "': seqgrad.src_vocab: ";
+  CHECK(error_with("seqgrad.src_vocab", "oops").rfind(where + "json: ", 0) == 0);
+  CHECK(error_with("seqgrad.src_vocab", "[1, 2]").rfind(where, 0) == 0);
+  CHECK(error_with("seqgrad.src_vocab", "{\"a\": 1}").rfind(where, 0) == 0);
+  CHECK(error_with("seqgrad.src_vocab", "[\"<pad>\", \"<bos>\", \"<eos>\", \"<unk>\", \"a\", \"a\"]").rfind(where, 0) == 0);
+  CHECK(error_with("seqgrad.src_vocab", "[\"a\", \"b\"]").rfind(where, 0) == 0);  // no special tokens
+  CHECK(error_with("seqgrad.tgt_vocab", "oops").rfind("error: seqgrad: '" + bad + "': seqgrad.tgt_vocab: json: ", 0) == 0);
+}
+
 // ================================================================================================
 // Outputs and inputs
 

@@ -513,6 +513,39 @@ TEST_CASE("corrupt files: overlapping offsets, gaps and bytes that belong to no 
   CHECK(read_error(dir, safetensors_bytes(two("[0,8]", "[8,16]"), f32_le({1, 2, 3, 4}))) == "(no error)");
 }
 
+TEST_CASE("corrupt files: a huge name, a million-axis shape or a million tensors make a short message") {
+  // A 2 MB tensor name made a 2 MB error line, a million-axis shape a 3 MB one.
+  TempDir dir;
+  const std::string name(2 << 20, 'n');
+  const std::string long_name = read_error(dir, safetensors_bytes(
+      "{\"" + name + "\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", "xx"));
+  CHECK(long_name.find("tensor '" + std::string(77, 'n') + "... (2097152 bytes)': expected dtype F32 or I64") !=
+        std::string::npos);
+  CHECK(long_name.size() < 300);
+  std::string axes = "[1";
+  for (int i = 1; i < 1000000; ++i) axes += ",1";
+  axes += "]";
+  const std::string many_axes = read_error(dir, safetensors_bytes(
+      "{\"t\":{\"dtype\":\"F32\",\"shape\":" + axes + ",\"data_offsets\":[0,8]}}", std::string(8, '\0')));
+  CHECK(many_axes.find("do not fit shape [1, 1, 1") != std::string::npos);
+  CHECK(many_axes.size() < 300);
+  // A file of a thousand tensors none of which the model has: ten names, then how many more.
+  const std::string path = dir.file("many.safetensors");
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (int i = 0; i < 1000; ++i) tensors.emplace_back("extra" + std::to_string(i), ones({1}));
+  io::write_safetensors(path, tensors);
+  Net net(16);
+  try {
+    nn::load(net, path);
+    FAIL("load accepted a file that matches nothing");
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find("unexpected: extra0, extra1, ") != std::string::npos);
+    CHECK(message.find(" and 990 more") != std::string::npos);
+    CHECK(message.size() < 400);
+  }
+}
+
 TEST_CASE("corrupt files: a header length over the limit is refused before allocating") {
   // A sparse file just over 100 MB whose length field claims a 100,000,001-byte header.
   TempDir dir;
