@@ -181,4 +181,35 @@ void check_writable(const std::string& path, const char* op) {
   std::remove(tmp.c_str());
 }
 
+namespace {
+
+// Are a and b the same file: by device and inode if both exist, else by normalised path?
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool a_exists = fs::exists(a, ec), b_exists = fs::exists(b, ec);
+  if (a_exists && b_exists) return fs::equivalent(a, b, ec) && !ec;
+  if (a_exists != b_exists) return false;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec), pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return pa == pb;
+}
+
+}  // namespace
+
+void check_no_overlap(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs, const char* op,
+                      const std::vector<std::pair<std::string, std::string>>& allowed) {
+  auto refuse = [&](const NamedPath& out, const NamedPath& other, const char* expected) {
+    check(false, op, ": ", out.role, " '", bounded(out.path), "' is the same file as ", other.role, " '",
+          bounded(other.path), "'; expected ", expected);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (const NamedPath& in : inputs) {
+      const bool permitted = std::find(allowed.begin(), allowed.end(), std::make_pair(outputs[i].role, in.role)) != allowed.end();
+      if (!permitted && same_file(outputs[i].path, in.path)) refuse(outputs[i], in, "an output that is not an input");
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (same_file(outputs[i].path, outputs[j].path)) refuse(outputs[i], outputs[j], "each output to be its own file");
+  }
+}
+
 }  // namespace seqgrad::io

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace seqgrad::io {
 
@@ -50,5 +52,21 @@ void write_file_atomic(const std::string& path, const std::string& content, cons
 // regular file, and its temporary file can be created (creates it and removes it). The same
 // messages as write_file_atomic, with `op`.
 void check_writable(const std::string& path, const char* op);
+
+// A named file a command reads or writes, for check_no_overlap: {"--train", "c.tsv"}.
+struct NamedPath {
+  std::string role, path;
+};
+
+// Refuses, before anything is opened for writing, an output that is the same file as an input
+// or as another output (`seqgrad train --train c.tsv --loss-log c.tsv` used to empty the corpus
+// before reading it). Existing files are compared by device and inode, so a hard link or
+// another spelling of the path is caught; a name that does not exist yet is compared by its
+// absolute, normalised path. Pairs listed in `allowed` ({output role, input role}) may be the
+// same file: a resumed run rewrites the resume file it read. std::invalid_argument:
+//   "seqgrad train: --loss-log 'c.tsv' is the same file as --train 'c.tsv'; expected an output
+//    that is not an input"
+void check_no_overlap(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs, const char* op,
+                      const std::vector<std::pair<std::string, std::string>>& allowed = {});
 
 }  // namespace seqgrad::io

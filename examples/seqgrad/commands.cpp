@@ -14,6 +14,7 @@
 #include "examples/common/args.h"
 #include "examples/seqgrad/train.h"
 #include "examples/seqgrad/translator.h"
+#include "io/atomic_file.h"
 #include "io/utf8.h"
 #include "tensor/check.h"
 #include "viz/heatmap.h"
@@ -173,6 +174,7 @@ int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model") && a.given("svg"), "seqgrad attention: --model MODEL and --svg OUT.svg are required");
+  io::check_no_overlap({{"--model", a.text("model")}}, {{"--svg", a.text("svg")}}, "seqgrad attention");
   check(!a.positional().empty(), "seqgrad attention: give the sentence to translate, e.g. seqgrad attention --model m "
         "--svg a.svg \"billy eats a banana\"");
   std::string sentence;

@@ -231,6 +231,15 @@ Settings configure(const Args& given) {
   io::check_writable(s.out_path, "seqgrad train: --out");
   io::check_writable(svg_path_for(s.out_path), "seqgrad train: the loss plot");
   io::check_writable(resume_path_for(s.out_path), "seqgrad train: the resume file");
+  // ... and none of them may be a file the run reads, or another of them.
+  std::vector<io::NamedPath> inputs, outputs{{"--out", s.out_path},
+                                             {"the loss plot", svg_path_for(s.out_path)},
+                                             {"the resume file", resume_path_for(s.out_path)}};
+  for (const char* flag : {"train", "valid"})
+    if (a.given(flag)) inputs.push_back({cat("--", flag), a.text(flag)});
+  if (s.resuming) inputs.push_back({"--resume", s.resume_from});
+  if (a.given("loss-log")) outputs.push_back({"--loss-log", a.text("loss-log")});
+  io::check_no_overlap(inputs, outputs, "seqgrad train", {{"the resume file", "--resume"}});
   return s;
 }
 
@@ -310,6 +319,12 @@ Data load_data(const Settings& s, std::ostream& out) {
       << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
 
   d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  // --batch-tokens must hold the largest pair: checked here, before the run opens any output.
+  int64_t largest = 0;  // positions of the largest pair: its longer side, with the target's <bos>
+  for (size_t k = 0; k < d.lengths.size(); ++k) largest = std::max({largest, d.lengths[k], d.tgt_lengths[k] + 1});
+  check(s.batch_tokens == 0 || s.batch_tokens >= largest, "seqgrad train: --batch-tokens ", s.batch_tokens, " is smaller "
+        "than the longest training pair, which takes ", largest, " positions (its longer side, source or target + 1); "
+        "give at least ", largest);
   return d;
 }
 
@@ -361,11 +376,6 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   // gradients do no damage.
   // One epoch's batches: --batch pairs bucketed by source length, or --batch-tokens. Either
   // way every epoch has as many (data/batch.h), which the schedule and --resume count on.
-  int64_t largest = 0;  // positions of the largest pair: its longer side, with the target's <bos>
-  for (size_t i = 0; i < d.lengths.size(); ++i) largest = std::max({largest, d.lengths[i], d.tgt_lengths[i] + 1});
-  check(s.batch_tokens == 0 || s.batch_tokens >= largest, "seqgrad train: --batch-tokens ", s.batch_tokens, " is smaller "
-        "than the longest training pair, which takes ", largest, " positions (its longer side, source or target + 1); "
-        "give at least ", largest);
   auto epoch_batches = [&](int64_t epoch) {
     const uint64_t seed = s.seed + static_cast<uint64_t>(epoch);
     return s.batch_tokens == 0 ? data::make_batches(d.lengths, s.batch, seed)
@@ -503,16 +513,17 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   check(given.positional().empty(), "seqgrad train: unexpected argument '",
         given.positional().empty() ? "" : given.positional()[0], "'");
   Settings s = configure(given);
+  if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
+  const DetectAnomalyGuard anomaly(s.args.on("detect-anomaly"));
+  manual_seed(s.seed);
+  Data d = load_data(s, out);
+  // Opened (and truncated) only now, when every flag and every input has been checked.
   std::ofstream loss_log;
   if (s.args.given("loss-log")) {
     loss_log.open(s.args.text("loss-log"), s.resuming ? std::ios::app : std::ios::trunc);
     check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", s.args.text("loss-log"), "': ", std::strerror(errno));
     loss_log << std::setprecision(std::numeric_limits<real>::max_digits10);
   }
-  if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
-  const DetectAnomalyGuard anomaly(s.args.on("detect-anomaly"));
-  manual_seed(s.seed);
-  Data d = load_data(s, out);
   bool out_of_time = false;
   if (const int code = train_loop(s, d, loss_log, out_of_time, out)) return code;
   finish(s, out_of_time, out);

@@ -568,6 +568,40 @@ grep -q qqq "$ERR" || PROBLEMS+=("no warning naming qqq on stderr")
 after_checks
 report "8. translate with unknown words warns about them"
 
+# ================================================================================================
+# 9. An output that is also an input, or another output, is refused before anything is written
+#    (files compared by device and inode: a hard link is the same file); every input stays byte
+#    for byte as it was. (--loss-log c.tsv used to empty the corpus before reading it.)
+
+cp "$W/corpus/good.tsv" "$W/e/c.tsv" && guard "$W/e/c.tsv"
+ln -f "$W/e/c.tsv" "$W/e/c-link.tsv"
+TRAIN_C=(train --train "$W/e/c.tsv" --epochs 1 "${TINY[@]}")
+overlap() {  # overlap NAME EXPECTED-IN-STDERR ARGS...
+  local name=$1 expected=$2
+  shift 2
+  run "$QUICK" "$SEQ" "$@"
+  want_error
+  grep -q '^epoch' "$OUT" && PROBLEMS+=("trained before failing")
+  [ -n "$expected" ] && ! grep -q -- "$expected" "$ERR" && PROBLEMS+=("stderr does not say '$expected'")
+  after_checks
+  report "9. $name"
+}
+overlap "train --loss-log naming the --train corpus is refused" "is the same file as --train" \
+  "${TRAIN_C[@]}" --out "$W/e/o.safetensors" --loss-log "$W/e/c.tsv"
+overlap "train --loss-log naming the corpus through a hard link is refused" "is the same file as --train" \
+  "${TRAIN_C[@]}" --out "$W/e/o.safetensors" --loss-log "$W/e/c-link.tsv"
+overlap "train --out naming the --train corpus is refused" "is the same file as --train" "${TRAIN_C[@]}" --out "$W/e/c.tsv"
+overlap "train --loss-log naming --out is refused" "is the same file as --out" \
+  "${TRAIN_C[@]}" --out "$W/e/o.safetensors" --loss-log "$W/e/o.safetensors"
+overlap "train --valid naming --out is refused" "is the same file as --valid" \
+  "${TRAIN_C[@]}" --valid "$W/m.safetensors" --out "$W/m.safetensors"
+overlap "train with a bad flag value does not open --loss-log first" "" \
+  "${TRAIN_C[@]}" --out "$W/e/o.safetensors" --loss-log "$W/m.safetensors" --batch-tokens 2
+overlap "attention --svg naming --model is refused" "is the same file as --model" \
+  attention --model "$W/t.safetensors" --svg "$W/t.safetensors" a b
+unguard "$W/e/c.tsv"
+rm -f "$W/e/c.tsv" "$W/e/c-link.tsv"
+
 echo "# took $SECONDS s"
 echo "faults: $passed passed, $failed failed"
 [ "$failed" = 0 ]

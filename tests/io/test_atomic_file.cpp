@@ -172,3 +172,26 @@ TEST_CASE("sibling_path keeps the stem and fits 255 bytes; check_writable refuse
                        ("seqgrad train: --out: cannot write '" + too_long + "': expected a file name of at most 255 bytes, got 256").c_str(),
                        std::invalid_argument);
 }
+
+TEST_CASE("check_no_overlap refuses an output that is an input or another output, by inode, before any write") {
+  TempDir dir;
+  const std::string corpus = dir.file("c.tsv"), link = dir.file("link.tsv"), out = dir.file("m.safetensors");
+  write_file(corpus, "a\tb\n");
+  fs::create_hard_link(corpus, link);
+  using io::check_no_overlap;
+  CHECK_NOTHROW(check_no_overlap({{"--train", corpus}}, {{"--out", out}, {"--loss-log", dir.file("log.txt")}}, "train"));
+  CHECK_THROWS_WITH_AS(check_no_overlap({{"--train", corpus}}, {{"--out", out}, {"--loss-log", link}}, "train"),
+                       ("train: --loss-log '" + link + "' is the same file as --train '" + corpus +
+                        "'; expected an output that is not an input").c_str(),
+                       std::invalid_argument);
+  // Another spelling of a name that does not exist yet is still the same file.
+  const std::string spelled = dir.path.string() + "/./m.safetensors";
+  CHECK_THROWS_WITH_AS(check_no_overlap({}, {{"--out", out}, {"--loss-log", spelled}}, "train"),
+                       ("train: --loss-log '" + spelled + "' is the same file as --out '" + out +
+                        "'; expected each output to be its own file").c_str(),
+                       std::invalid_argument);
+  // A pair the caller allows: a resumed run rewrites the resume file it read.
+  CHECK_NOTHROW(check_no_overlap({{"--resume", corpus}}, {{"the resume file", corpus}}, "train",
+                                 {{"the resume file", "--resume"}}));
+  CHECK(read_file(corpus) == "a\tb\n");
+}
