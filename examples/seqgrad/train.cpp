@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -449,6 +451,18 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
       for (int64_t n : b.tgt_lengths) tokens += n;
       bar.update(++step, {{"loss", loss.item()}}, tokens);
       // [docs:end]
+      // A loss that is not a number will not become one again: stop, and say where and why,
+      // before a NaN model is validated or saved (the last checkpoint saved stays as it was).
+      if (!std::isfinite(loss.item())) {
+        std::error_code ec;
+        const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
+                                                                        : std::string("no checkpoint was saved");
+        const real l = loss.item();
+        check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
+                    step, " of epoch ", epoch,
+                    ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ", s.lr,
+                    "), or --detect-anomaly to find the op that first made a NaN or an infinity");
+      }
       if (loss_log.is_open()) {
         loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
         if (!loss_log.good()) {  // hours of training are not lost to a full log disk: save, then say so

@@ -602,6 +602,24 @@ overlap "attention --svg naming --model is refused" "is the same file as --model
 unguard "$W/e/c.tsv"
 rm -f "$W/e/c.tsv" "$W/e/c-link.tsv"
 
+# ================================================================================================
+# 10. A run whose loss becomes NaN stops there, says where and what to try, exits non-zero, and
+#     leaves the checkpoint it would otherwise have overwritten (it used to exit 0, saving none).
+
+if [ -f "$W/m.safetensors" ]; then
+  cp "$W/m.safetensors" "$W/e/d.safetensors" && guard "$W/e/d.safetensors"
+  run "$TIMEOUT" "$SEQ" train --task reverse --n 1000 --epochs 2 --optimizer sgd --clip 0 --lr 10 --schedule constant \
+    --threads 1 --out "$W/e/d.safetensors"
+  want_error
+  grep -q "the loss became NaN at step [0-9]* of epoch 1: the run diverged, and the last checkpoint" "$ERR" ||
+    PROBLEMS+=("stderr does not say where the loss became NaN")
+  grep -q -- "--detect-anomaly" "$ERR" || PROBLEMS+=("stderr does not suggest --detect-anomaly")
+  after_checks
+  report "10. a run that diverges to NaN stops with an error naming the step, and keeps the last checkpoint"
+  unguard "$W/e/d.safetensors"
+  rm -f "$W/e/d.safetensors" "$W/e/d.training.svg"
+fi
+
 echo "# took $SECONDS s"
 echo "faults: $passed passed, $failed failed"
 [ "$failed" = 0 ]
