@@ -106,6 +106,11 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   state.set("best_valid", std::isfinite(progress.best_valid) ? io::Json(progress.best_valid) : io::Json());
   state.set("epochs", numbers(progress.epochs)).set("train_loss", numbers(progress.train_loss));
   state.set("valid_loss", numbers(progress.valid_loss)).set("exact_match", numbers(progress.exact_match));
+  if (!progress.corpora.empty()) {
+    io::Json corpora = io::Json::object();
+    for (const auto& [flag, fingerprint] : progress.corpora) corpora.set(flag, fingerprint);
+    state.set("corpora", corpora);
+  }
   state.set("rng", default_generator().state());
   if (t.config.hard_attention) {
     io::Json hard = io::Json::object();
@@ -155,6 +160,14 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
                                             : *std::min_element(p.valid_loss.begin(), p.valid_loss.end());
   check_state(p.best_valid == least, "seqgrad train: '", path, "': the training state's 'best_valid' must be the least ",
               "of its 'valid_loss' (", std::isinf(least) ? "null" : cat(least), ")");
+  if (const io::Json* corpora = state.find("corpora")) {  // (absent from files saved before it existed)
+    check_state(corpora->is_object(), "seqgrad train: '", path, "': the training state's 'corpora' must be an object");
+    for (const auto& [flag, fingerprint] : corpora->as_object()) {
+      check_state(fingerprint.is_string(), "seqgrad train: '", path, "': the training state's 'corpora' entry '",
+                  bounded(flag), "' must be a string");
+      p.corpora[flag] = fingerprint.as_string();
+    }
+  }
   r.text("rng");  // checked now, used by resume_optimizer_and_rng
   return p;
 }

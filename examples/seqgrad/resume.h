@@ -40,6 +40,9 @@ struct TrainProgress {
   double best_valid = std::numeric_limits<double>::infinity();
   int64_t warmup_steps = 1;                  // the learning-rate warm-up the run started with
   std::vector<double> epochs, train_loss, valid_loss, exact_match;  // the curves, one per epoch
+  // The corpus files the run read, by flag ("train", "valid"): "BYTES FNV1A64-HEX" of each, so a
+  // resumed run can refuse a file that changed since (empty in files saved before this existed).
+  std::map<std::string, std::string> corpora;
 };
 
 // "runs/m.safetensors" -> "runs/m.resume.safetensors"

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "autograd/anomaly.h"
@@ -154,6 +155,22 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
 }
 
 // Checks every flag, and every file the run will write, before anything is trained.
+// "BYTES FNV1A64-HEX" of a file's contents: enough to tell that a corpus changed (FNV-1a is no
+// defence against a forger, and need not be). "" if it cannot be read (the reader says why).
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  uint64_t hash = 14695981039346656037ull, bytes = 0;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    for (std::streamsize k = 0; k < in.gcount(); ++k) hash = (hash ^ static_cast<unsigned char>(buffer[k])) * 1099511628211ull;
+    bytes += static_cast<uint64_t>(in.gcount());
+  }
+  std::ostringstream text;
+  text << bytes << ' ' << std::hex << std::setw(16) << std::setfill('0') << hash;
+  return text.str();
+}
+
 Settings configure(const Args& given) {
   Settings s;
   Args& a = s.args;
@@ -175,6 +192,20 @@ Settings configure(const Args& given) {
   progress.flags.clear();
   for (const FlagSpec& f : a.flags())
     if (a.given(f.name)) progress.flags[f.name] = a.text(f.name);
+  // The corpus files as they are now; a resumed run must read the ones it was started on (a
+  // corpus replaced by one of new words used to train on 100% <unk> and overwrite the model).
+  const std::map<std::string, std::string> saved_corpora = progress.corpora;
+  progress.corpora.clear();
+  for (const char* flag : {"train", "valid"})
+    if (a.given(flag)) progress.corpora[flag] = file_fingerprint(a.text(flag));
+  for (const auto& [flag, then] : saved_corpora) {
+    const auto now = progress.corpora.find(flag);
+    if (now != progress.corpora.end() && now->second.empty()) continue;  // unreadable: the reader says why
+    check_state(now != progress.corpora.end() && now->second == then, "seqgrad train: --resume: the --", flag,
+                " file '", a.text(flag), "' has changed since '", s.resume_from, "' was saved (then ", then,
+                ", now ", now == progress.corpora.end() ? "not given" : now->second,
+                "; bytes and FNV-1a hash); resume with the corpus the run was started on");
+  }
 
   ModelConfig& c = s.config;
   c.model = a.choice("model", kModelNames);

@@ -319,6 +319,29 @@ TEST_CASE("seqgrad train: a 252-byte --out name is saved, and so is its resume f
   CHECK(dir.temporaries() == 0);
 }
 
+TEST_CASE("seqgrad train --resume: a --train corpus that changed since the run was saved is refused") {
+  // A corpus replaced by one of all-new words used to resume on 100% <unk> and overwrite the
+  // checkpoint. The resume file records each corpus file's size and FNV-1a hash.
+  const FreshDir dir;
+  const std::string corpus = kDir + "/c.tsv", resume = kDir + "/m.resume.safetensors";
+  const Result made = run({"data", "--task", "copy", "--n", "180", "--seed", "4"});
+  REQUIRE(made.code == 0);
+  write_file(corpus, made.out);
+  const std::vector<std::string> words = {"--train", corpus, "--model", "lstm", "--hidden", "16", "--dim", "8",
+                                          "--layers", "1", "--batch", "16", "--epochs", "3", "--seed", "4",
+                                          "--threads", "1", "--out", kDir + "/m.safetensors"};
+  REQUIRE(train(words, "epoch 2 ").code == 130);
+  const std::string checkpoint = read_file(kDir + "/m.safetensors");
+  write_file(corpus, "xx yy\tyy xx\nzz ww\tww zz\n");
+  const Result changed = train({"--resume", resume});
+  CHECK(changed.code == 2);
+  CHECK(changed.err.find("error: seqgrad train: --resume: the --train file '" + corpus + "' has changed since '" +
+                         resume + "' was saved (then ") == 0);
+  CHECK(read_file(kDir + "/m.safetensors") == checkpoint);
+  write_file(corpus, made.out);  // the same bytes again: it resumes
+  CHECK(train({"--resume", resume}).code == 0);
+}
+
 TEST_CASE("seqgrad train: a resumed run stopped by --minutes keeps its resume file") {
   const FreshDir dir;
   const std::string resume = kDir + "/m.resume.safetensors";
