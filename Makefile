@@ -289,7 +289,7 @@ soak: $(TEST_BIN)
 FAULT_EDIT := $(BUILD)/fault_edit
 $(FAULT_EDIT): $(BUILD)/obj/tests/faults/fault_edit.o $(LIB)
 	$(CXX) $^ $(LDFLAGS_ALL) -o $@
-faults: $(CLI) $(FAULT_EDIT)
+faults: $(CLI) $(FAULT_EDIT) examples
 	@bash tests/faults/run_faults.sh $(BUILD)
 
 bench: $(BENCHES)

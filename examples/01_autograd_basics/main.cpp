@@ -7,11 +7,12 @@
 #include <cmath>
 #include <iostream>
 
+#include "examples/common/args.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;
 
-int main() {
+int run() {
   // ==============================================================================================
   // Part 1: a scalar expression.  L = (a * b + c) * f
   std::cout << "Part 1: L = (a * b + c) * f  with a = 2, b = -3, c = 10, f = -2\n\n";
@@ -74,4 +75,14 @@ int main() {
       [&x](const std::vector<Variable>& v) { return mean(pow(tanh(matmul(Variable(x), v[0])), 2)); }, {W.value()});
   std::cout << "\ngradcheck " << (r.ok ? "passed" : "FAILED") << "; worst element: " << r.message << "\n";
   return r.ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    const cli::Args args("01_autograd_basics", "01_autograd_basics   (no flags)", {}, argc, argv);  // --help; no stray words
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -4,11 +4,12 @@
 // an optimizer (Adam) and a training loop with a progress bar; then two pictures: the loss
 // curve and the regions the network assigns to each class. A straight line cannot separate
 // spirals, so the hidden layers have to bend the space.
-//   make && build/examples/02_mlp [output folder, default build/out]
+//   make && build/examples/02_mlp [--out DIR]   (the pictures' folder, default build/out)
 #include <filesystem>
 #include <iostream>
 
 #include "data/toy2d.h"
+#include "examples/common/args.h"
 #include "nn/activation.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -19,10 +20,15 @@
 
 using namespace seqgrad;
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   // ---------------------------------------------------------------------------------------------
   // Config
-  const std::string out_dir = argc > 1 ? argv[1] : "build/out";
+  const cli::Args args("02_mlp", "02_mlp [--out DIR]", {{"out", "build/out", "folder for the two SVG pictures"}}, argc, argv);
+  const std::string out_dir = args.text("out");
+  std::error_code ec;
+  check(!out_dir.empty(), "02_mlp: --out expects a folder name, got ''");
+  check(!std::filesystem::exists(out_dir, ec) || std::filesystem::is_directory(out_dir, ec), "02_mlp: --out '", out_dir,
+        "' expects a folder, got a file");
   const int64_t classes = 3, points_per_class = 200, hidden = 64, steps = 1500;
   const real lr = real(0.01);
   manual_seed(0);
@@ -75,4 +81,13 @@ int main(int argc, char** argv) {
   map.add_points(test.x, test.labels).set_title("Decision regions (test points on top)").save(out_dir + "/mlp_regions.svg");
   std::cout << "wrote " << out_dir << "/mlp_loss.svg and " << out_dir << "/mlp_regions.svg\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a bad flag, or a folder that cannot be made
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -59,9 +59,7 @@ Config parse(int argc, char** argv) {
                      {"out", "build/out", "folder for the SVGs"}},
                     argc, argv);
   Config c;
-  c.models.clear();
-  std::stringstream list(a.text("models"));
-  for (std::string m; std::getline(list, m, ',');) c.models.push_back(m);
+  c.models = a.items("models");  // distinct: one model named twice would train twice
   c.steps = a.on("quick") && !a.given("steps") ? 150 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 200;
   c.seeds = a.integers("seeds", 0, 4294967295);

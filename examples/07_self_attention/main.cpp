@@ -19,6 +19,7 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/multihead_attention.h"
+#include "examples/common/args.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;
@@ -47,8 +48,9 @@ void show(const std::string& title, const Tensor& m, const std::vector<std::stri
 // (1, T, X) -> (T, X), for printing
 Tensor row(const Variable& x) { return x.value().reshape({x.size(1), x.size(2)}); }
 
-int main() {
+int main(int argc, char** argv) {
   try {
+    const cli::Args args("07_self_attention", "07_self_attention   (no flags)", {}, argc, argv);  // --help; no stray words
     // ---------------------------------------------------------------------------------------------
     // Config: a sentence of T = 5 words, embeddings of C = 4 numbers, one head of size HS = 4
     const std::vector<std::string> words{"the", "cat", "sat", "on", "mats"};

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "examples/common/args.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;
@@ -141,7 +142,7 @@ nn::Sequential deep_model(int64_t depth, int64_t C, bool highway) {
 }
 // [docs:end]
 
-int main() {
+int run() {
   const bool checks = check_softplus() && check_highway();
 
   const int64_t depth = 20, width = 16, steps = 300;
@@ -154,4 +155,14 @@ int main() {
   std::printf("  plain (Linear + Sigmoid)  test accuracy %.2f\n", train_spirals(plain, steps));
   std::printf("  highway                   test accuracy %.2f\n", train_spirals(highway, steps));
   return checks ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    const cli::Args args("08_extending", "08_extending   (no flags)", {}, argc, argv);  // --help; no stray words
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -49,8 +49,7 @@ Config parse(int argc, char** argv) {
                      {"quick", "false", "150 steps, 200 test pairs", true}},
                     argc, argv);
   Config c;
-  std::stringstream list(a.text("models"));
-  for (std::string m; std::getline(list, m, ',');) c.models.push_back(m);
+  c.models = a.items("models");  // distinct: one model named twice would train twice
   c.task = a.choice("task", {"copy", "reverse", "sort"});
   c.steps = a.on("quick") && !a.given("steps") ? 150 : a.integer("steps", 1, 1000000);
   c.hidden = a.integer("hidden", 2, 1024);

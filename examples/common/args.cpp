@@ -149,23 +149,42 @@ std::string Args::choice(const std::string& name, const std::vector<std::string>
   return v;
 }
 
-std::vector<std::string> Args::choice_list(const std::string& name, const std::vector<std::string>& choices) const {
+// The comma-separated items of --name's value as written, empty ones included.
+std::vector<std::string> Args::split_list(const std::string& name) const {
   const std::string v = text(name);
-  std::string list;
-  for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
-  std::vector<std::string> out;
+  std::vector<std::string> items;
   size_t start = 0;
   while (true) {
     const size_t comma = v.find(',', start);
-    const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    check(std::find(choices.begin(), choices.end(), item) != choices.end(), program_, ": --", name,
-          " expects a comma-separated list of ", list, ", got '", v, "'");
-    check(std::find(out.begin(), out.end(), item) == out.end(), program_, ": --", name, " lists ", item, " twice, in '",
-          v, "'");
-    out.push_back(item);
-    if (comma == std::string::npos) break;
+    items.push_back(v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return items;
     start = comma + 1;
   }
+}
+
+// Each of `items` once only ("--models lists dot twice, in 'dot,general,dot'").
+void Args::check_distinct(const std::string& name, const std::vector<std::string>& items) const {
+  for (size_t i = 0; i < items.size(); ++i)
+    check(std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) == items.begin() + static_cast<std::ptrdiff_t>(i),
+          program_, ": --", name, " lists ", items[i], " twice, in '", text(name), "'");
+}
+
+std::vector<std::string> Args::choice_list(const std::string& name, const std::vector<std::string>& choices) const {
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+  const std::vector<std::string> out = split_list(name);
+  for (const std::string& item : out)
+    check(std::find(choices.begin(), choices.end(), item) != choices.end(), program_, ": --", name,
+          " expects a comma-separated list of ", list, ", got '", text(name), "'");
+  check_distinct(name, out);
+  return out;
+}
+
+std::vector<std::string> Args::items(const std::string& name) const {
+  const std::vector<std::string> out = split_list(name);
+  for (const std::string& item : out)
+    check(!item.empty(), program_, ": --", name, " expects a comma-separated list of names, got '", text(name), "'");
+  check_distinct(name, out);
   return out;
 }
 

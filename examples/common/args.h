@@ -46,12 +46,17 @@ class Args {
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
   // A comma-separated list of distinct items, each one of `choices`: "--trick none,reverse".
   std::vector<std::string> choice_list(const std::string& name, const std::vector<std::string>& choices) const;
+  // A comma-separated list of distinct, non-empty items that the caller checks itself (names
+  // with parameters, as "gnmt-4-plain"): "--models lstm-attn,gnmt-4".
+  std::vector<std::string> items(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
   const std::vector<FlagSpec>& flags() const { return flags_; }
   const std::string& program() const { return program_; }
 
  private:
   const FlagSpec& spec(const std::string& name) const;
+  std::vector<std::string> split_list(const std::string& name) const;
+  void check_distinct(const std::string& name, const std::vector<std::string>& items) const;
   std::string program_, usage_;
   std::vector<FlagSpec> flags_;
   std::vector<std::pair<std::string, std::string>> values_;  // given on the command line

@@ -72,6 +72,18 @@ TEST_CASE("an example's list of choices: --trick none,reverse") {
                        "06_transformer: --out lists none twice, in 'none,reverse,none'", std::invalid_argument);
 }
 
+TEST_CASE("an example's list of names it checks itself: --models gnmt-4,lstm-attn") {
+  CHECK(example_args({"--out", "gnmt-4,lstm-attn"}).items("out") == std::vector<std::string>{"gnmt-4", "lstm-attn"});
+  CHECK(example_args({"--out", "dot"}).items("out") == std::vector<std::string>{"dot"});
+  for (const char* bad : {"", "dot,", ",dot", "dot,,general"})
+    CHECK_THROWS_WITH_AS(example_args({"--out", bad}).items("out"),
+                         ("06_transformer: --out expects a comma-separated list of names, got '" + std::string(bad) + "'").c_str(),
+                         std::invalid_argument);
+  // One model named twice used to train twice.
+  CHECK_THROWS_WITH_AS(example_args({"--out", "dot,general,dot"}).items("out"),
+                       "06_transformer: --out lists dot twice, in 'dot,general,dot'", std::invalid_argument);
+}
+
 TEST_CASE("an example's --seeds: a comma-separated list of distinct whole numbers") {
   CHECK(example_args({}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{42});
   CHECK(example_args({"--seeds", "1,2,3"}).integers("seeds", 0, 4294967295) == std::vector<int64_t>{1, 2, 3});

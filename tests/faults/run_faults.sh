@@ -603,7 +603,34 @@ unguard "$W/e/c.tsv"
 rm -f "$W/e/c.tsv" "$W/e/c-link.tsv"
 
 # ================================================================================================
-# 10. A run whose loss becomes NaN stops there, says where and what to try, exits non-zero, and
+# 10. The examples parse their command lines as the tool does: --help helps and does nothing
+#     else, an unknown flag or a stray word is one line and exit 2, a list names nothing twice.
+#     (02_mlp used to abort on a file name, and train for --help in a folder named --help.)
+
+EX=$BUILD/examples
+if [ -x "$EX/02_mlp" ]; then
+  mkdir -p "$W/ex" && : > "$W/ex/afile" && cd "$W/ex" || exit 2
+  run "$QUICK" "$EX/02_mlp" --help
+  want_ok
+  grep -q "^usage: 02_mlp" "$OUT" || PROBLEMS+=("no usage printed")
+  [ -e "$W/ex/--help" ] && PROBLEMS+=("made a folder named --help")
+  after_checks
+  report "10. 02_mlp --help prints the usage and trains nothing"
+  for args in "afile" "" "--out afile" "--out" "--bogus"; do
+    # shellcheck disable=SC2086  # split on purpose; "" stays one empty word below
+    if [ -z "$args" ]; then set -- ""; else set -- $args; fi
+    expect_error "10. 02_mlp '$args' fails with a message" -t "$QUICK" -- "$EX/02_mlp" "$@"
+  done
+  for example in 01_autograd_basics 07_self_attention 08_extending; do
+    expect_error "10. $example --bogus fails with a message" -t "$QUICK" -- "$EX/$example" --bogus
+  done
+  expect_error "10. 05_attention --models dot,dot is refused" -t "$QUICK" -- "$EX/05_attention" --models dot,dot
+  expect_error "10. 13_gnmt --models gnmt-4,gnmt-4 is refused" -t "$QUICK" -- "$EX/13_gnmt" --models gnmt-4,gnmt-4
+  cd "$W" || exit 2
+fi
+
+# ================================================================================================
+# 11. A run whose loss becomes NaN stops there, says where and what to try, exits non-zero, and
 #     leaves the checkpoint it would otherwise have overwritten (it used to exit 0, saving none).
 
 if [ -f "$W/m.safetensors" ]; then
@@ -615,7 +642,7 @@ if [ -f "$W/m.safetensors" ]; then
     PROBLEMS+=("stderr does not say where the loss became NaN")
   grep -q -- "--detect-anomaly" "$ERR" || PROBLEMS+=("stderr does not suggest --detect-anomaly")
   after_checks
-  report "10. a run that diverges to NaN stops with an error naming the step, and keeps the last checkpoint"
+  report "11. a run that diverges to NaN stops with an error naming the step, and keeps the last checkpoint"
   unguard "$W/e/d.safetensors"
   rm -f "$W/e/d.safetensors" "$W/e/d.training.svg"
 fi
