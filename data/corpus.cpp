@@ -11,8 +11,22 @@
 
 namespace seqgrad::data {
 
-// Does `side` hold anything but white space (the characters the space tokenizer splits at)?
-bool has_text(const std::string& side) { return side.find_first_not_of(" \t\n\r\f\v") != std::string::npos; }
+// Does `side` hold anything but white space (the characters the space tokenizer splits at) and
+// the word-start marker ▁ (U+2581, which byte-pair encoding reads as a space: a side of only
+// markers has no tokens there)?
+bool has_text(const std::string& side) {
+  const std::string marker = "\xE2\x96\x81";
+  for (size_t i = 0; i < side.size();) {
+    if (side.compare(i, marker.size(), marker) == 0) {
+      i += marker.size();
+    } else if (std::string(" \t\n\r\f\v").find(side[i]) != std::string::npos) {
+      ++i;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
 
 std::vector<Pair> read_tsv(std::istream& in, const std::string& name) {
   std::vector<Pair> pairs;

@@ -71,6 +71,12 @@ TEST_CASE("read_tsv errors name the file and line") {
   std::istringstream empty_target("a\t\n");
   CHECK_THROWS_WITH_AS(data::read_tsv(empty_target, "c.tsv"), "c.tsv:1: expected 'source<TAB>target', found an empty target",
                        std::runtime_error);
+  // Only word-start markers (▁, U+2581), which byte-pair encoding reads as spaces: empty too.
+  std::istringstream markers("a\tb\na b\t\xE2\x96\x81 \xE2\x96\x81\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(markers, "c.tsv"), "c.tsv:2: expected 'source<TAB>target', found an empty target",
+                       std::runtime_error);
+  std::istringstream marked_word("\xE2\x96\x81" "a\tb\n");  // a marker with a word is text
+  CHECK(data::read_tsv(marked_word, "c.tsv").size() == 1);
   // A read error is not the end of the file: "no sentence pairs" would hide it.
   std::istringstream unreadable("a\tb\n");
   unreadable.setstate(std::ios::badbit);
