@@ -8,6 +8,7 @@
 
 #include <pthread.h>  // POSIX: pthread_sigmask
 #include <signal.h>   // POSIX: sigset_t
+#include <sys/stat.h> // POSIX: stat, S_ISVTX
 #include <unistd.h>   // POSIX: getpid, fsync
 
 #include <algorithm>
@@ -173,7 +174,16 @@ void write_file_atomic(const std::string& path, const std::string& content, cons
 
 void check_writable(const std::string& path, const char* op) {
   refuse_non_regular(path, op);
-  const std::string name = std::filesystem::path(path).filename().string();
+  // Writing ends in a rename over `path`. In a sticky folder (mode 1777, as /tmp) only the owner
+  // of a file, or of the folder, may replace it: creating the temporary file would succeed and
+  // the rename fail, after hours of training.
+  const auto [folder, name] = split_folder(path);
+  struct stat folder_st, file_st;
+  const uid_t me = geteuid();
+  if (me != 0 && stat(folder.empty() ? "." : folder.c_str(), &folder_st) == 0 && (folder_st.st_mode & S_ISVTX) &&
+      stat(path.c_str(), &file_st) == 0 && file_st.st_uid != me && folder_st.st_uid != me)
+    check_state(false, op, ": cannot replace '", path, "': its folder is sticky (only a file's owner may replace a file "
+                "there) and the file belongs to user ", file_st.st_uid, ", not ", me, "; expected a file of your own or a new name");
   check(name.size() <= kMaxNameBytes, op, ": cannot write '", path, "': expected a file name of at most ", kMaxNameBytes,
         " bytes, got ", name.size());
   const std::string tmp = temporary_path_for(path);
