@@ -31,7 +31,10 @@ TEST_CASE("a two-layer tanh network fits y = sin(x) on [-3, 3]") {
   for (int step = 0; step < 3000; ++step) {
     Variable loss = loss_fn();
     loss.backward();
-    sgd_step(params, real(0.1));
+    // (At 0.1 the loss swung between 0.004 and 0.013 from step to step, at the edge of
+    // stability, and where it ended depended on rounding: a PORTABLE=1 build ended at 0.0129.
+    // At 0.05 it falls steadily, to the same digits on every build and kernel path.)
+    sgd_step(params, real(0.05));
     last = loss.item();
   }
   INFO("first loss " << first << ", last loss " << last);
