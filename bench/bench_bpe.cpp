@@ -9,10 +9,11 @@
 //   make build/bench_bpe && build/bench_bpe /tmp/enfr.tsv [MERGES, default 8000]
 //   build/bench_bpe --zipf 1000000 [MERGES]
 //   build/bench_bpe --long-word [MERGES]
-// --long-word learns the merges from 100,000 made-up sentences, then encodes single unspaced
-// words of 10 KB, 100 KB and 1 MB (made-up words run together), as a careless input might hold:
-// with the priority queue that encode uses, and with the rescanning reference (up to 100 KB; it
-// is quadratic). The time per KB should stay about the same from 10 KB to 1 MB.
+// --long-word learns the merges from 100,000 made-up sentences (and again with one unspaced word
+// of 100 KB, then 1 MB, in the table), then encodes single unspaced words of 10 KB, 100 KB and
+// 1 MB (made-up words run together), as a careless input might hold: with the priority queue
+// that encode uses, and with the rescanning reference (up to 100 KB; it is quadratic). The
+// time per KB should stay about the same from 10 KB to 1 MB.
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -86,13 +87,29 @@ std::vector<std::string> zipf_sentences(int64_t n) {
 // Unspaced words of 10 KB, 100 KB and 1 MB, encoded by encode (the queue) and, up to 100 KB,
 // by encode_reference (the scan); each time once, in processor time.
 void bench_long_words(int64_t merges) {
-  const data::Bpe bpe = data::Bpe::learn(zipf_sentences(100000), merges);
-  std::printf("learned %lld merges from 100000 made-up sentences\n", static_cast<long long>(bpe.size()));
+  const std::vector<std::string> sentences = zipf_sentences(100000);
+  std::clock_t t0 = std::clock();
+  const data::Bpe bpe = data::Bpe::learn(sentences, merges);
+  std::printf("learned %lld merges from 100000 made-up sentences in %.2f s\n", static_cast<long long>(bpe.size()),
+              seconds_since(t0));
   Generator g(2);
+  // Learning with one long unspaced word in the table as well.
+  std::unordered_map<std::string, int64_t> counts;
+  for (const std::string& s : sentences) data::Bpe::count_words(s, counts);
+  for (const int64_t kb : {100, 1000}) {
+    std::string word;
+    while (static_cast<int64_t>(word.size()) < kb * 1000) word += made_up_word(g.randint(500000));
+    std::unordered_map<std::string, int64_t> with_word = counts;
+    with_word[word] += 1;
+    t0 = std::clock();
+    const data::Bpe learned = data::Bpe::learn(with_word, merges);
+    std::printf("learned %lld merges with one unspaced word of %lld KB in the table in %.2f s\n",
+                static_cast<long long>(learned.size()), static_cast<long long>(kb), seconds_since(t0));
+  }
   for (const int64_t kb : {10, 100, 1000}) {
     std::string word;
     while (static_cast<int64_t>(word.size()) < kb * 1000) word += made_up_word(g.randint(500000));
-    std::clock_t t0 = std::clock();
+    t0 = std::clock();
     const size_t pieces = bpe.encode(word).size();
     const double queue_s = seconds_since(t0);
     std::printf("word of %5lld KB  %8zu pieces  queue %.3f s (%.2f ms per KB)", static_cast<long long>(kb), pieces,

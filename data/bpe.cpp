@@ -163,13 +163,19 @@ class Learner {
 
   // Adds sign * count for each adjacent pair of word i to `delta`, and lists the word under
   // the pairs that hold the symbol `fresh` (the others list it already; -1: list every pair).
-  void add_pairs(int32_t i, int64_t sign, int32_t fresh, std::unordered_map<PairKey, int64_t>& delta) {
-    const Word& w = words_[static_cast<size_t>(i)];
-    for (size_t k = 0; k + 1 < w.symbols.size(); ++k) {
-      const PairKey key = pair_key(w.symbols[k], w.symbols[k + 1]);
-      delta[key] += sign * w.count;
-      if (sign > 0 && (fresh < 0 || w.symbols[k] == fresh || w.symbols[k + 1] == fresh)) pair_words_[key].push_back(i);
+  // Only the pairs inside symbols [lo, hi] of `symbols` (word i's, or what they are becoming).
+  void add_pairs(int32_t i, const std::vector<int32_t>& symbols, size_t lo, size_t hi, int64_t sign, int32_t fresh,
+                 std::unordered_map<PairKey, int64_t>& delta) {
+    const int64_t count = words_[static_cast<size_t>(i)].count;
+    for (size_t k = lo; k < hi && k + 1 < symbols.size(); ++k) {
+      const PairKey key = pair_key(symbols[k], symbols[k + 1]);
+      delta[key] += sign * count;
+      if (sign > 0 && (fresh < 0 || symbols[k] == fresh || symbols[k + 1] == fresh)) pair_words_[key].push_back(i);
     }
+  }
+  void add_pairs(int32_t i, int64_t sign, int32_t fresh, std::unordered_map<PairKey, int64_t>& delta) {
+    const std::vector<int32_t>& symbols = words_[static_cast<size_t>(i)].symbols;
+    add_pairs(i, symbols, 0, symbols.size(), sign, fresh, delta);
   }
 
   // Folds the changes into the counts, and queues each changed pair with its new count.
@@ -199,15 +205,44 @@ class Learner {
       Word& w = words_[static_cast<size_t>(i)];
       if (w.visited == merge_number) continue;
       w.visited = merge_number;
-      std::vector<int32_t> merged = w.symbols;
-      if (!merge_pair(merged, a, b, ab)) continue;  // listed under the pair, but merged away since
-      add_pairs(i, -1, ab, delta);
-      w.symbols.swap(merged);
-      add_pairs(i, +1, ab, delta);
+      if (!merge_in_word(i, a, b, ab, delta)) continue;  // listed under the pair, but merged away since
     }
     apply(delta);
   }
   // [docs:end]
+
+  // Rewrites word i with every a b replaced by ab, left to right, and puts the change of its
+  // pair counts into `delta`. Only the pairs around each merge change: for "x a b y" the pairs
+  // x a, a b, b y go and x ab, ab y come; merges side by side ("a b a b" -> "ab ab") share
+  // their middle pair, so each run of them is counted as one stretch. (Taking out every pair of
+  // the word and putting the new ones back cost a long unspaced word its whole length in hash
+  // updates at every merge: learning from a 100 KB word took seconds.) False if a b is gone.
+  bool merge_in_word(int32_t i, int32_t a, int32_t b, int32_t ab, std::unordered_map<PairKey, int64_t>& delta) {
+    const std::vector<int32_t>& old = words_[static_cast<size_t>(i)].symbols;
+    std::vector<int32_t> merged;
+    merged.reserve(old.size());
+    std::vector<std::pair<size_t, size_t>> at;  // each merge: (position in old, position in merged)
+    for (size_t k = 0; k < old.size(); ++k) {
+      if (k + 1 < old.size() && old[k] == a && old[k + 1] == b) {
+        at.emplace_back(k, merged.size());
+        merged.push_back(ab);
+        ++k;
+      } else {
+        merged.push_back(old[k]);
+      }
+    }
+    if (at.empty()) return false;
+    for (size_t first = 0, last = 0; first < at.size(); first = last + 1) {
+      last = first;
+      while (last + 1 < at.size() && at[last + 1].first == at[last].first + 2) ++last;  // side by side
+      // Old symbols [k0 - 1, k1 + 2] became new ones [m0 - 1, m1 + 1] (clipped at the ends).
+      const size_t k0 = at[first].first, k1 = at[last].first, m0 = at[first].second, m1 = at[last].second;
+      add_pairs(i, old, k0 > 0 ? k0 - 1 : 0, k1 + 2, -1, ab, delta);
+      add_pairs(i, merged, m0 > 0 ? m0 - 1 : 0, m1 + 1, +1, ab, delta);
+    }
+    words_[static_cast<size_t>(i)].symbols.swap(merged);
+    return true;
+  }
 
   std::vector<std::string> symbols_;  // id -> text
   std::unordered_map<std::string, int32_t> symbol_id_;
