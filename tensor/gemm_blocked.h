@@ -18,6 +18,7 @@
 //   SEQGRAD_GEMM_NAMESPACE     gemm_generic, gemm_avx2 or gemm_avx512
 //   SEQGRAD_GEMM_KERNEL_BYTES  the micro-kernel's vector width in bytes: 32 or 64
 //   SEQGRAD_GEMM_MR            rows of the register tile
+//   SEQGRAD_GEMM_A_KMAJOR      1 to pack A slivers k-major (kAKMajor below); 0 if not defined
 // Everything else (packing, the tiny products, the driver) is the same code in every copy.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
@@ -72,10 +73,10 @@ namespace {
 //
 // Packing copies each block into exactly the order the kernel reads it, from 64-byte aligned
 // buffers; the transpose flags only change the strides the packing reads with. A stored
-// (M, K) is already in the AVX2 copies' order (a sliver is MR rows of A, K apart) and is read
-// in place; there only a transposed A is packed. Edges (M not a multiple of MR, N not of NR) are zero-padded
-// when packing, computed by the same kernel, and only the valid part of the tile is written
-// back. Small matrices skip packing B (see read_b_in_place) and small products skip the
+// (M, K) is already in an order the kernel reads (a sliver is MR rows of A, K apart) and is read
+// in place; only a transposed A, or one whose rows alias (step 3 of gemm), is packed. Edges (M
+// not a multiple of MR, N not of NR) are zero-padded when packing, computed by the same kernel,
+// and only the valid part of the tile is written back. Small matrices skip packing B (see read_b_in_place) and small products skip the
 // threads (kParallelMacs).
 //
 // Threads: op(B) is packed once, by all threads together (a small B by the calling thread
@@ -102,10 +103,7 @@ constexpr int64_t VL = kVectorBytes / sizeof(real);  // lanes: 8 floats or 4 dou
 typedef real kvec __attribute__((vector_size(SEQGRAD_GEMM_KERNEL_BYTES)));
 constexpr int64_t KVL = SEQGRAD_GEMM_KERNEL_BYTES / sizeof(real);  // the micro-kernel's lanes
 constexpr int64_t MR = SEQGRAD_GEMM_MR;              // rows of the register tile
-#ifndef SEQGRAD_GEMM_NV
-#define SEQGRAD_GEMM_NV 2
-#endif
-constexpr int64_t NV = SEQGRAD_GEMM_NV;              // vectors in a row of the register tile
+constexpr int64_t NV = 2;                            // vectors in a row of the register tile
 constexpr int64_t NR = NV * KVL;                     // columns of the register tile
 constexpr int64_t KC = 256;                          // depth of a K block (the same in every copy)
 #ifndef SEQGRAD_GEMM_A_KMAJOR
@@ -329,16 +327,16 @@ void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t i0, int64_t k0, [[
     real* o = out + ir * kc;
     const int64_t rows = std::min(MR, mc - ir);
 #ifndef SEQGRAD_DOUBLE
-    if (a.rs == 1 && rows == MR && i0 + ir + round_up(MR, VL) <= M) {
+    static_assert(MR <= VL, "a float sliver is at most one 8 x 8 transpose tall");
+    if (a.rs == 1 && rows == MR && i0 + ir + VL <= M) {
       const real* src = a.at(i0 + ir, k0);  // column k of the sliver starts at src + k * a.cs
       int64_t k = 0;
-      for (; k + VL <= kc; k += VL)
-        for (int64_t g = 0; g < MR; g += VL) {  // rows g .. g + 7 of the sliver
-          vec v[VL];  // v[j] = rows g .. g + 7 of column k + j
-          for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs + g);
-          transpose8x8(v);  // now v[l] = row g + l, columns k .. k + 7
-          for (int64_t l = 0; l < std::min(VL, MR - g); ++l) *as_vec(o + (g + l) * kc + k) = v[l];
-        }
+      for (; k + VL <= kc; k += VL) {
+        vec v[VL];  // v[j] = rows 0..7 of column k + j
+        for (int64_t j = 0; j < VL; ++j) v[j] = *as_vec(src + (k + j) * a.cs);
+        transpose8x8(v);  // now v[l] = row l, columns k .. k + 7
+        for (int64_t l = 0; l < MR; ++l) *as_vec(o + l * kc + k) = v[l];
+      }
       for (; k < kc; ++k)
         for (int64_t l = 0; l < MR; ++l) o[l * kc + k] = src[k * a.cs + l];
       continue;
@@ -362,8 +360,8 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 //
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
-// (lda = K); or, in a copy that packs A k-major, kc columns of MR (lda unused). `b` is a packed panel (ldb = NR) or, on the small-matrix path, NR columns of B
-// read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
+// (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
+// panel (ldb = NR) or, on the small-matrix path, NR columns of B read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
 // the edges of C are handled. For the same reason rows past m, which may lie past the end of
 // A, are never read: the kernel reads row m - 1 again in their place.
 
@@ -513,7 +511,7 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
     for (int64_t s = 0; s < slivers; ++s) {
       if (next)
         for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
-          __builtin_prefetch(next + l, 0, 2);
+          __builtin_prefetch(next + l);
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       const real* a = a_block + ir * lda;  // the sliver (a packed one starts ir * kc in, either layout)
