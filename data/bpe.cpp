@@ -8,6 +8,7 @@
 #include <mutex>
 #include <queue>
 #include <sstream>
+#include <utility>
 
 #include "io/utf8.h"
 #include "tensor/check.h"
@@ -69,20 +70,22 @@ int32_t left_of(PairKey k) { return static_cast<int32_t>(k >> 32); }
 int32_t right_of(PairKey k) { return static_cast<int32_t>(k & 0xFFFFFFFFu); }
 
 // Rewrites `symbols` with every occurrence of the pair (a, b) replaced by `ab`, left to right
-// ("a a a" with the merge a a becomes "aa a"). False when there was none.
-bool merge_pair(std::vector<int32_t>& symbols, int32_t a, int32_t b, int32_t ab) {
+// ("a a a" with the merge a a becomes "aa a"), and returns where each merge happened: its
+// position before and after the rewrite. Empty when there was none.
+std::vector<std::pair<size_t, size_t>> merge_pair(std::vector<int32_t>& symbols, int32_t a, int32_t b, int32_t ab) {
+  std::vector<std::pair<size_t, size_t>> at;
   size_t out = 0;
   for (size_t k = 0; k < symbols.size(); ++k) {
     if (k + 1 < symbols.size() && symbols[k] == a && symbols[k + 1] == b) {
+      at.emplace_back(k, out);
       symbols[out++] = ab;
       ++k;
     } else {
       symbols[out++] = symbols[k];
     }
   }
-  const bool merged = out < symbols.size();
   symbols.resize(out);
-  return merged;
+  return at;
 }
 
 // ================================================================================================
@@ -219,18 +222,8 @@ class Learner {
   // updates at every merge: learning from a 100 KB word took seconds.) False if a b is gone.
   bool merge_in_word(int32_t i, int32_t a, int32_t b, int32_t ab, std::unordered_map<PairKey, int64_t>& delta) {
     const std::vector<int32_t>& old = words_[static_cast<size_t>(i)].symbols;
-    std::vector<int32_t> merged;
-    merged.reserve(old.size());
-    std::vector<std::pair<size_t, size_t>> at;  // each merge: (position in old, position in merged)
-    for (size_t k = 0; k < old.size(); ++k) {
-      if (k + 1 < old.size() && old[k] == a && old[k + 1] == b) {
-        at.emplace_back(k, merged.size());
-        merged.push_back(ab);
-        ++k;
-      } else {
-        merged.push_back(old[k]);
-      }
-    }
+    std::vector<int32_t> merged = old;
+    const auto at = merge_pair(merged, a, b, ab);  // each merge: (position in old, position in merged)
     if (at.empty()) return false;
     for (size_t first = 0, last = 0; first < at.size(); first = last + 1) {
       last = first;
