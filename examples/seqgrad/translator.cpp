@@ -303,35 +303,27 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
     check_state(it != meta.end(), "seqgrad: '", path, "' has no ", key, " in its metadata");
     return it->second;
   };
-  // A JSON list of strings from the metadata; any error names the file and the key.
-  auto strings = [&](const char* key) {
-    const std::string& text = entry(key);
+  // What a metadata entry's JSON list of strings makes (a vocabulary, a merge list): any error,
+  // in the JSON or in what is made of it, names the file and the key.
+  auto from_strings = [&](const char* key, auto make) {
+    const std::string& text = entry(key);  // (a missing entry says so itself)
     try {
       const io::Json list = io::parse_json(text);  // kept alive: the loop refers into it
       std::vector<std::string> items;
       for (const io::Json& t : list.as_array()) items.push_back(t.as_string());
-      return items;
+      return make(items);
     } catch (const std::exception& e) {
       throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
     }
   };
+  // A side's vocabulary: duplicates and missing special tokens are refused by from_tokens.
   auto vocab = [&](const char* key) {
-    const std::vector<std::string> tokens = strings(key);
-    try {
-      return data::Vocab::from_tokens(tokens);  // duplicates, missing special tokens
-    } catch (const std::exception& e) {
-      throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
-    }
+    return from_strings(key, [](const std::vector<std::string>& tokens) { return data::Vocab::from_tokens(tokens); });
   };
   // A bpe side's merges ("e s", "es t", ...), checked line by line; none for the other kinds.
   auto bpe = [&](const std::string& kind, const char* key) {
     if (kind != "bpe") return data::Bpe();
-    const std::vector<std::string> merges = strings(key);
-    try {
-      return data::Bpe(merges);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
-    }
+    return from_strings(key, [](const std::vector<std::string>& merges) { return data::Bpe(merges); });
   };
   ModelConfig config;
   try {
