@@ -69,12 +69,17 @@ const std::vector<Kernel>& kernels() {
   return list;
 }
 
-// The names of the kernels, narrowest first ("generic, avx2, avx512"); only those this CPU
-// can run if `runnable`.
+// The names of the kernels, narrowest first; only those this CPU can run if `runnable`.
+std::vector<std::string> kernel_list(bool runnable) {
+  std::vector<std::string> names;
+  for (const Kernel& k : kernels())
+    if (!runnable || k.supported()) names.insert(names.begin(), k.name);
+  return names;
+}
+// The same joined for a message: "generic, avx2, avx512".
 std::string kernel_names(bool runnable) {
   std::string names;
-  for (const Kernel& k : kernels())
-    if (!runnable || k.supported()) names = k.name + (names.empty() ? "" : ", " + names);
+  for (const std::string& name : kernel_list(runnable)) names += (names.empty() ? "" : ", ") + name;
   return names;
 }
 
@@ -119,12 +124,7 @@ const char* gemm_kernel() { return current_kernel().name; }
 
 void set_gemm_kernel(const std::string& name) { g_kernel.store(&find_kernel(name, "set_gemm_kernel")); }
 
-std::vector<std::string> gemm_kernels() {
-  std::vector<std::string> names;
-  for (const Kernel& k : kernels())
-    if (k.supported()) names.insert(names.begin(), k.name);
-  return names;
-}
+std::vector<std::string> gemm_kernels() { return kernel_list(/*runnable=*/true); }
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b, real* C,
           const real* bias, bool accumulate, const real* addend) {
