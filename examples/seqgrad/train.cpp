@@ -484,11 +484,10 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
       // [docs:end]
       // A loss that is not a number will not become one again: stop, and say where and why,
       // before a NaN model is validated or saved (the last checkpoint saved stays as it was).
-      if (!std::isfinite(loss.item())) {
+      if (const real l = loss.item(); !std::isfinite(l)) {
         std::error_code ec;
         const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
                                                                         : std::string("no checkpoint was saved");
-        const real l = loss.item();
         check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
                     step, " of epoch ", epoch,
                     ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ", s.lr,
