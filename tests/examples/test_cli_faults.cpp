@@ -135,6 +135,10 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   refused("the training state's 'warmup_steps' must be a whole number from 1 to 100, got 0");
   edit_json_entry(good, bad, state, "rng", "");
   refused("the training state has no 'rng'");
+  edit_json_entry(good, bad, state, "corpora", "[1]");
+  refused("the training state's 'corpora' must be an object");
+  edit_json_entry(good, bad, state, "corpora", "{\"train\": 5}");
+  refused("the training state's 'corpora' entry 'train' must be a string");
   io::Json flags = io::Json::object();
   for (const auto& [name, value] : cli::read_progress(good).flags) flags.set(name, name == "layers" ? "2" : value);
   edit_json_entry(good, bad, state, "flags", flags.dump());

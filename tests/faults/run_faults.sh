@@ -624,10 +624,24 @@ if [ -x "$EX/02_mlp" ]; then
   for example in 01_autograd_basics 07_self_attention 08_extending; do
     expect_error "10. $example --bogus fails with a message" -t "$QUICK" -- "$EX/$example" --bogus
   done
+  run "$QUICK" "$EX/02_mlp" --out afile
+  want_error
+  grep -qx "error: 02_mlp: --out 'afile' expects a folder, got a file" "$ERR" || PROBLEMS+=("not the message for a file as --out")
+  after_checks
+  report "10. 02_mlp --out naming a file says it expects a folder"
   expect_error "10. 05_attention --models dot,dot is refused" -t "$QUICK" -- "$EX/05_attention" --models dot,dot
   expect_error "10. 13_gnmt --models gnmt-4,gnmt-4 is refused" -t "$QUICK" -- "$EX/13_gnmt" --models gnmt-4,gnmt-4
   cd "$W" || exit 2
 fi
+
+# The kernel a user names in SEQGRAD_KERNEL must exist (this CPU's list differs from machine to
+# machine, so only the unknown name's message is pinned whole).
+run "$QUICK" env SEQGRAD_KERNEL=bogus "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$W/e/k.safetensors"
+want_error
+grep -qx "error: SEQGRAD_KERNEL: unknown kernel; expected one of generic, avx2, avx512, got 'bogus'" "$ERR" ||
+  PROBLEMS+=("not the message for an unknown SEQGRAD_KERNEL")
+after_checks
+report "10. SEQGRAD_KERNEL=bogus is refused with the kernels it could name"
 
 # ================================================================================================
 # 11. A run whose loss becomes NaN stops there, says where and what to try, exits non-zero, and
