@@ -61,7 +61,15 @@ COMMON_OBJS := $(COMMON_SRCS:%.cpp=$(BUILD)/obj/%.o)
 # into the test binary, so tests can run the tool's commands in-process.
 CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/seqgrad/*.cpp))) $(COMMON_SRCS)
 CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/obj/%.o)
-CLI := $(BUILD)/seqgrad
+CLI ?= $(BUILD)/seqgrad
+# EXTRA: files of your own linked into the tool (a new score, cell or model kind that registers
+# itself, nn/registry.h): make seqgrad EXTRA="my_score.cpp my_cell.cpp". Their names are
+# remembered beside the tool ($(CLI).extra), so leaving EXTRA out next time relinks without them.
+EXTRA ?=
+EXTRA_OBJS := $(patsubst %.cpp,$(BUILD)/obj/extra/%.o,$(abspath $(EXTRA)))
+$(BUILD)/obj/extra/%.o: /%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # Tests mirror the source tree. tests/autograd/test_grad_*.cpp are the gradient checks: they
 # run twice, once against each precision.
@@ -158,21 +166,30 @@ $(LIB64): $(LIB64_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# Programs link the library whole: its scores, cells and model kinds register themselves by name
+# (nn/registry.h), and a linker takes from an archive only the objects something names.
+whole = -Wl,--whole-archive $(1) -Wl,--no-whole-archive
+
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(COMMON_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+	$(CXX) $(filter-out $(LIB),$^) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
-$(CLI): $(BUILD)/obj/examples/seqgrad/main.o $(CLI_OBJS) $(LIB)
-	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+.PHONY: seqgrad FORCE
+seqgrad: $(CLI)
+$(CLI).extra: FORCE
+	@mkdir -p $(@D) && (echo '$(EXTRA_OBJS)' | cmp -s - $@ || echo '$(EXTRA_OBJS)' > $@)
+$(CLI): $(BUILD)/obj/examples/seqgrad/main.o $(CLI_OBJS) $(EXTRA_OBJS) $(LIB) $(CLI).extra
+	@mkdir -p $(@D)
+	$(CXX) $(filter-out $(LIB) $(CLI).extra,$^) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
 $(TEST_BIN): $(TEST_OBJS) $(CLI_OBJS) $(LIB)
-	$(CXX) $(TEST_OBJS) $(CLI_OBJS) $(LIB) $(LDFLAGS_ALL) -o $@
+	$(CXX) $(TEST_OBJS) $(CLI_OBJS) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
 $(TEST64_BIN): $(GRAD64_OBJS) $(LIB64)
-	$(CXX) $(GRAD64_OBJS) $(LIB64) $(LDFLAGS_ALL) -o $@
+	$(CXX) $(GRAD64_OBJS) $(call whole,$(LIB64)) $(LDFLAGS_ALL) -o $@
 
 $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
-	$(CXX) $< $(LIB) $(LDFLAGS_ALL) -o $@
+	$(CXX) $< $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
 # ------------------------------------------------------------------------------------------------
 # Running
@@ -189,6 +206,7 @@ KERNEL_OBJS64 = $(foreach c,$(ISA_COPIES),$(BUILD)/obj64/tensor/$(c)_avx2.o $(BU
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
+	@sh tests/examples/coursework.sh $(BUILD)
 
 # Every test once more under each other gemm kernel this CPU runs (SEQGRAD_KERNEL=generic,
 # avx2; tests/cpu_kernels.sh lists them): `make test` runs the widest, and the kernel tests
@@ -244,7 +262,7 @@ tsan:
 	  "build/tsan/test_tsan -tc=$(TSAN_TESTS) -sfe=*test_matmul*"
 
 $(BUILD)/test_tsan: $(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/main.o $(CLI_OBJS) $(LIB)
-	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+	$(CXX) $(filter-out $(LIB),$^) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 $(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): | $(BUILD)/.doctest-ok
 
 # libFuzzer targets (tests/fuzz/fuzz_NAME.cpp), built by clang with AddressSanitizer +
@@ -267,12 +285,13 @@ fuzz:
 	  EXTRA_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzzers
 	@sh tests/fuzz/run_fuzzers.sh $(FUZZ_SECONDS) $(patsubst tests/fuzz/%.cpp,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
-# The covered objects come first, so the linker takes them, not their uncovered copies in the
-# library.
+# The covered objects are linked, and every other object of the instrumented library, each
+# once (the whole library, as every program links it: see `whole` above).
 fuzzers: $(FUZZERS)
+FUZZ_UNCOVERED_OBJS = $(patsubst %.cpp,build/sanitize/obj/%.o,$(filter-out $(FUZZ_COVERED_SRCS),$(LIB_SRCS)))
 $(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(CLI_OBJS) $(FUZZ_COVERED_SRCS:%.cpp=$(BUILD)/obj/%.o) \
                  build/sanitize/libseqgrad.a
-	$(CXX) $^ $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@
+	$(CXX) $(filter-out build/sanitize/libseqgrad.a,$^) $(FUZZ_UNCOVERED_OBJS) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@
 
 # The long versions of two tests in `make test`: many more random expressions (N cases, in
 # float32 and float64), and a longer memory soak (EPOCHS and 10 x EPOCHS epochs).
@@ -288,7 +307,7 @@ soak: $(TEST_BIN)
 # outputs, limits, signals, and checkpoints broken on purpose by build/fault_edit.
 FAULT_EDIT := $(BUILD)/fault_edit
 $(FAULT_EDIT): $(BUILD)/obj/tests/faults/fault_edit.o $(LIB)
-	$(CXX) $^ $(LDFLAGS_ALL) -o $@
+	$(CXX) $< $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 faults: $(CLI) $(FAULT_EDIT) examples
 	@bash tests/faults/run_faults.sh $(BUILD)
 

@@ -78,7 +78,7 @@ class LstmAttn : public nn::Module {
     tgt_embed = register_module("tgt_embed", std::make_shared<nn::Embedding>(kVocab, E));
     encoder = register_module("encoder", std::make_shared<nn::LSTM>(nn::RNNOptions(E, H)));
     cell = register_module("cell", std::make_shared<nn::LSTMCell>(E + H, H));
-    score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));
+    score = register_module("score", nn::make_score("general", H, H));
     combine = register_module("combine", std::make_shared<nn::Linear>(2 * H, H));
     out = register_module("out", std::make_shared<nn::Linear>(H, kVocab));
   }

@@ -1,6 +1,6 @@
 #!/bin/sh
-# docs/check_docs.sh - docs cannot drift: code and output shown in docs/*.md and in the Chinese
-# edition docs/zh/*.md must be real.
+# docs/check_docs.sh - docs cannot drift: code and output shown in docs/*.md, in the Chinese
+# edition docs/zh/*.md and in CONTRIBUTING.md must be real.
 #
 #   sh docs/check_docs.sh            check every chapter, both languages; exit 1 naming each mismatch
 #   sh docs/check_docs.sh --update   rewrite the blocks from the sources and programs
@@ -44,7 +44,7 @@ for arg in "$@"; do
     *) files="$files $arg" ;;
   esac
 done
-[ -n "$files" ] || files=$(ls docs/*.md docs/zh/*.md 2>/dev/null)
+[ -n "$files" ] || files=$(ls docs/*.md docs/zh/*.md CONTRIBUTING.md 2>/dev/null)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_docs.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -43,35 +43,7 @@ Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis
 // ================================================================================================
 // Score functions
 
-ScoreKind parse_score(const std::string& name) {
-  if (name == "dot") return ScoreKind::Dot;
-  if (name == "general") return ScoreKind::General;
-  if (name == "concat") return ScoreKind::Concat;
-  if (name == "additive") return ScoreKind::Additive;
-  if (name == "scaled-dot") return ScoreKind::ScaledDot;
-  if (name == "cosine") return ScoreKind::Cosine;
-  if (name == "mlp") return ScoreKind::MLP;
-  if (name == "location") return ScoreKind::Location;
-  check(false, "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, location, got '", name,
-        "'");
-  return ScoreKind::Dot;
-}
-
-std::string score_name(ScoreKind kind) {
-  switch (kind) {
-    case ScoreKind::Dot: return "dot";
-    case ScoreKind::General: return "general";
-    case ScoreKind::Concat: return "concat";
-    case ScoreKind::Additive: return "additive";
-    case ScoreKind::ScaledDot: return "scaled-dot";
-    case ScoreKind::Cosine: return "cosine";
-    case ScoreKind::MLP: return "mlp";
-    case ScoreKind::Location: return "location";
-  }
-  return "dot";
-}
-
-AttentionScore::AttentionScore(ScoreKind k, int64_t q, int64_t key) : kind(k), query_size(q), key_size(key) {}
+AttentionScore::AttentionScore(const ScoreOptions& o) : query_size(o.query_size), key_size(o.key_size) {}
 
 Variable AttentionScore::forward(const Variable& query, const Variable& keys) {
   const std::string op = name();
@@ -90,6 +62,9 @@ namespace {
 // q . k for every pair: (B, T, H) x (B, S, H) -> (B, T, S)
 Variable dot_scores(const Variable& q, const Variable& k) { return matmul(q, k, /*trans_a=*/false, /*trans_b=*/true); }
 
+// The hidden width A of concat, additive and mlp: attention_size, or H_q if none is given.
+int64_t width(const ScoreOptions& o) { return o.attention_size > 0 ? o.attention_size : o.query_size; }
+
 // v^T tanh(a + b) for every pair, where a = projected queries (B, T, A) and b = projected
 // keys (B, S, A): broadcast to (B, T, S, A), tanh, then the dot with v (A) -> (B, T, S).
 // Projecting first and adding is the same as W [q; k] with W = [W_q W_k]: A(T+S) work, not A*T*S.
@@ -102,8 +77,8 @@ Variable tanh_scores(const Variable& a, const Variable& b, const Variable& v) {
 // [docs:dot_general]
 class DotScore : public AttentionScore {
  public:
-  DotScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Dot, q, k) {
-    check(q == k, "DotScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  explicit DotScore(const ScoreOptions& o) : AttentionScore(o) {
+    check(query_size == key_size, "DotScore: expected query and key sizes to be equal, got ", query_size, " and ", key_size);
   }
   std::string name() const override { return "DotScore"; }
   Variable score(const Variable& q, const Variable& k) override { return dot_scores(q, k); }
@@ -111,8 +86,8 @@ class DotScore : public AttentionScore {
 
 class ScaledDotScore : public AttentionScore {
  public:
-  ScaledDotScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::ScaledDot, q, k) {
-    check(q == k, "ScaledDotScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  explicit ScaledDotScore(const ScoreOptions& o) : AttentionScore(o) {
+    check(query_size == key_size, "ScaledDotScore: expected query and key sizes to be equal, got ", query_size, " and ", key_size);
   }
   std::string name() const override { return "ScaledDotScore"; }
   // Dot products of H unit-variance components have variance H; dividing by sqrt(H) keeps the
@@ -124,8 +99,8 @@ class ScaledDotScore : public AttentionScore {
 
 class GeneralScore : public AttentionScore {
  public:
-  GeneralScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::General, q, k) {
-    W = register_module("W", std::make_shared<Linear>(k, q, /*bias=*/false));  // W_a: keys into query space
+  explicit GeneralScore(const ScoreOptions& o) : AttentionScore(o) {
+    W = register_module("W", std::make_shared<Linear>(key_size, query_size, /*bias=*/false));  // W_a: keys into query space
   }
   std::string name() const override { return "GeneralScore"; }
   std::string extra_repr() const override { return cat(query_size, ", ", key_size); }
@@ -143,8 +118,9 @@ class GeneralScore : public AttentionScore {
 // [docs:concat_additive]
 class ConcatScore : public AttentionScore {
  public:
-  ConcatScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::Concat, q, k) {
-    W = register_module("W", std::make_shared<Linear>(q + k, a, /*bias=*/false));  // W_a acts on [q; k]
+  explicit ConcatScore(const ScoreOptions& o) : AttentionScore(o) {
+    const int64_t a = width(o);
+    W = register_module("W", std::make_shared<Linear>(query_size + key_size, a, /*bias=*/false));  // W_a acts on [q; k]
     v = register_parameter("v", randn({a}) / std::sqrt(static_cast<real>(a)));
   }
   std::string name() const override { return "ConcatScore"; }
@@ -160,9 +136,10 @@ class ConcatScore : public AttentionScore {
 
 class AdditiveScore : public AttentionScore {
  public:
-  AdditiveScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::Additive, q, k) {
-    W = register_module("W", std::make_shared<Linear>(q, a, /*bias=*/false));
-    U = register_module("U", std::make_shared<Linear>(k, a, /*bias=*/true));
+  explicit AdditiveScore(const ScoreOptions& o) : AttentionScore(o) {
+    const int64_t a = width(o);
+    W = register_module("W", std::make_shared<Linear>(query_size, a, /*bias=*/false));
+    U = register_module("U", std::make_shared<Linear>(key_size, a, /*bias=*/true));
     v = register_parameter("v", randn({a}) / std::sqrt(static_cast<real>(a)));
   }
   std::string name() const override { return "AdditiveScore"; }
@@ -178,8 +155,8 @@ class AdditiveScore : public AttentionScore {
 // [docs:cosine_mlp]
 class CosineScore : public AttentionScore {
  public:
-  CosineScore(int64_t q, int64_t k) : AttentionScore(ScoreKind::Cosine, q, k) {
-    check(q == k, "CosineScore: expected query and key sizes to be equal, got ", q, " and ", k);
+  explicit CosineScore(const ScoreOptions& o) : AttentionScore(o) {
+    check(query_size == key_size, "CosineScore: expected query and key sizes to be equal, got ", query_size, " and ", key_size);
   }
   std::string name() const override { return "CosineScore"; }
   Variable score(const Variable& q, const Variable& k) override {
@@ -192,8 +169,9 @@ class CosineScore : public AttentionScore {
 
 class MLPScore : public AttentionScore {
  public:
-  MLPScore(int64_t q, int64_t k, int64_t a) : AttentionScore(ScoreKind::MLP, q, k) {
-    W1 = register_module("W1", std::make_shared<Linear>(q + k, a));
+  explicit MLPScore(const ScoreOptions& o) : AttentionScore(o) {
+    const int64_t a = width(o);
+    W1 = register_module("W1", std::make_shared<Linear>(query_size + key_size, a));
     W2 = register_module("W2", std::make_shared<Linear>(a, 1));
   }
   std::string name() const override { return "MLPScore"; }
@@ -214,9 +192,10 @@ class MLPScore : public AttentionScore {
 // source may be at most max_positions long; a shorter one uses the first S rows.
 class LocationScore : public AttentionScore {
  public:
-  LocationScore(int64_t q, int64_t k, int64_t positions) : AttentionScore(ScoreKind::Location, q, k) {
+  explicit LocationScore(const ScoreOptions& o) : AttentionScore(o) {
+    const int64_t positions = o.max_positions;
     check(positions > 0, "LocationScore: expected max_positions > 0 (the longest source it scores), got ", positions);
-    W = register_module("W", std::make_shared<Linear>(q, positions, /*bias=*/false));
+    W = register_module("W", std::make_shared<Linear>(query_size, positions, /*bias=*/false));
   }
   std::string name() const override { return "LocationScore"; }
   std::string extra_repr() const override { return cat(query_size, ", max_positions=", W->out_features); }
@@ -232,19 +211,42 @@ class LocationScore : public AttentionScore {
 
 }  // namespace
 
-std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t q, int64_t k, int64_t a, int64_t max_positions) {
-  if (a <= 0) a = q;
-  switch (kind) {
-    case ScoreKind::Dot: return std::make_shared<DotScore>(q, k);
-    case ScoreKind::General: return std::make_shared<GeneralScore>(q, k);
-    case ScoreKind::Concat: return std::make_shared<ConcatScore>(q, k, a);
-    case ScoreKind::Additive: return std::make_shared<AdditiveScore>(q, k, a);
-    case ScoreKind::ScaledDot: return std::make_shared<ScaledDotScore>(q, k);
-    case ScoreKind::Cosine: return std::make_shared<CosineScore>(q, k);
-    case ScoreKind::MLP: return std::make_shared<MLPScore>(q, k, a);
-    case ScoreKind::Location: return std::make_shared<LocationScore>(q, k, max_positions);
-  }
-  return std::make_shared<DotScore>(q, k);
+namespace {
+
+// The hidden width A of the scores that have one, as the tool's --attention-size.
+Option attention_size_option() {
+  return integer_option("attention_size", 0, 0, 4096, "the hidden width A of the concat, additive and mlp scores "
+                                                       "(0: the query's width, --hidden)");
+}
+
+}  // namespace
+
+// One line per score: its class, its name, what it computes, and its own options.
+SEQGRAD_REGISTER_SCORE(DotScore, "dot", "q . k")
+SEQGRAD_REGISTER_SCORE(GeneralScore, "general", "q^T W k (Luong)")
+SEQGRAD_REGISTER_SCORE(ConcatScore, "concat", "v^T tanh(W [q; k]) (Luong)", attention_size_option())
+SEQGRAD_REGISTER_SCORE(AdditiveScore, "additive", "v^T tanh(W q + U k + b) (Bahdanau)", attention_size_option())
+SEQGRAD_REGISTER_SCORE(ScaledDotScore, "scaled-dot", "q . k / sqrt(H) (the Transformer's)")
+SEQGRAD_REGISTER_SCORE(CosineScore, "cosine", "q . k / (|q| |k|) (the Neural Turing Machine's)")
+SEQGRAD_REGISTER_SCORE(MLPScore, "mlp", "w2^T relu(W1 [q; k] + b1) + b2", attention_size_option())
+SEQGRAD_REGISTER_SCORE(LocationScore, "location", "(W q)_s, from the query alone (Luong)")
+
+Registry<ScoreEntry>& scores() {
+  static Registry<ScoreEntry> registry("attention score");
+  return registry;
+}
+
+std::shared_ptr<AttentionScore> make_score(const std::string& name, const ScoreOptions& options) {
+  const ScoreEntry& entry = scores().get(name);
+  ScoreOptions o = options;
+  for (const Option& option : entry.options)
+    if (!o.settings.has(option.key)) o.settings.set(option.key, option.default_json());
+  return entry.make(o);
+}
+
+std::shared_ptr<AttentionScore> make_score(const std::string& name, int64_t q, int64_t k, int64_t attention_size,
+                                           int64_t max_positions) {
+  return make_score(name, ScoreOptions(q, k).with_attention_size(attention_size).with_max_positions(max_positions));
 }
 
 // ================================================================================================

@@ -14,12 +14,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/registry.h"
 
 namespace seqgrad::nn {
 
@@ -38,27 +40,60 @@ Variable masked_softmax(const Variable& scores, const Tensor& mask, int64_t axis
 // ================================================================================================
 // Score functions: query (B, H_q) or (B, T, H_q), keys (B, S, H_k) -> scores (B, S) or (B, T, S)
 
-enum class ScoreKind { Dot, General, Concat, Additive, ScaledDot, Cosine, MLP, Location };
-// "dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp", "location"
-ScoreKind parse_score(const std::string& name);
-std::string score_name(ScoreKind kind);
+// A score's sizes, and its own options (those it declares when it registers, below).
+struct ScoreOptions {
+  ScoreOptions(int64_t query_size, int64_t key_size) : query_size(query_size), key_size(key_size) {}
+  int64_t query_size, key_size;  // H_q, H_k
+  int64_t attention_size = 0;    // concat, additive, mlp: the hidden width A (0: H_q)
+  int64_t max_positions = 0;     // location: the longest source it can score
+  Settings settings;             // the score's own options by key ("rank": 16); defaults filled in
 
+  ScoreOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
+  ScoreOptions& with_max_positions(int64_t v) { max_positions = v; return *this; }
+  ScoreOptions& with_settings(Settings v) { settings = std::move(v); return *this; }
+};
+
+// What every score shares: the shape checks, and 2-D queries as 1-step 3-D ones.
 class AttentionScore : public Module {
  public:
   Variable forward(const Variable& query, const Variable& keys);
-  ScoreKind kind;
   int64_t query_size, key_size;
 
  protected:
-  AttentionScore(ScoreKind kind, int64_t query_size, int64_t key_size);
+  explicit AttentionScore(const ScoreOptions& options);
   // q (B, T, H_q), k (B, S, H_k) -> (B, T, S)
   virtual Variable score(const Variable& q, const Variable& k) = 0;
 };
 
-// Builds any score function. attention_size is the hidden width of concat, additive and mlp;
-// max_positions the longest source the location score can score (it needs one).
-std::shared_ptr<AttentionScore> make_score(ScoreKind kind, int64_t query_size, int64_t key_size,
+// ================================================================================================
+// The registry of scores: "dot", "general", "concat", "additive", "scaled-dot", "cosine", "mlp",
+// "location", and whatever else registers (registry.h).
+
+struct ScoreEntry {
+  std::string name, help;
+  std::function<std::shared_ptr<AttentionScore>(const ScoreOptions&)> make;
+  std::vector<Option> options;  // the score's own options, beyond ScoreOptions' sizes
+};
+Registry<ScoreEntry>& scores();
+
+// Builds the score registered as `name`, its own options' missing values set to their defaults.
+std::shared_ptr<AttentionScore> make_score(const std::string& name, const ScoreOptions& options);
+// The same, for the common case: attention_size is the hidden width of concat, additive and
+// mlp (0: query_size); max_positions the longest source the location score can score.
+std::shared_ptr<AttentionScore> make_score(const std::string& name, int64_t query_size, int64_t key_size,
                                            int64_t attention_size = 0, int64_t max_positions = 0);
+
+// One line in a score's own file registers it: Class is built from a ScoreOptions; options
+// (optional) lists the Options it declares.
+//   SEQGRAD_REGISTER_SCORE(DotScore, "dot", "q . k");
+#define SEQGRAD_REGISTER_SCORE(Class, name, help, ...)                                                          \
+  SEQGRAD_REGISTER(::seqgrad::nn::scores(),                                                                      \
+                   ::seqgrad::nn::ScoreEntry{name, help,                                                         \
+                                             [](const ::seqgrad::nn::ScoreOptions& o)                            \
+                                                 -> std::shared_ptr<::seqgrad::nn::AttentionScore> {             \
+                                               return std::make_shared<Class>(o);                                \
+                                             },                                                                  \
+                                             std::vector<::seqgrad::nn::Option>{__VA_ARGS__}})
 
 // ================================================================================================
 // The weighted sum

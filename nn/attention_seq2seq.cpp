@@ -1,5 +1,6 @@
 // nn/attention_seq2seq.cpp - the attention decoders, one step at a time.
 #include "nn/attention_seq2seq.h"
+#include "nn/model_kind.h"
 
 #include <cmath>
 #include <limits>
@@ -31,8 +32,9 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   const bool luong = o.style == AttentionStyle::Luong;
   // Bahdanau's RNN reads [y; c_t]; Luong's reads [y; h~_{t-1}] (input feeding).
   cell = register_module("cell", make_recurrent_cell(o.cell, luong ? E + H : E + M, H));
-  score = register_module("score", make_score(o.score, H, M, o.attention_size > 0 ? o.attention_size : H,
-                                                   o.max_source_len));
+  score = register_module("score", make_score(o.score, ScoreOptions(H, M).with_attention_size(o.attention_size)
+                                                         .with_max_positions(o.max_source_len)
+                                                         .with_settings(o.score_settings)));
   if (luong) combine = register_module("combine", std::make_shared<Linear>(M + H, H, /*bias=*/false));
   out = register_module("out", std::make_shared<Linear>(luong ? H : H + M, o.tgt_vocab));
   if (o.local && !o.monotonic) {  // local-p predicts its window's centre
@@ -42,7 +44,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
 }
 
 std::string AttentionSeq2Seq::extra_repr() const {
-  return cat(options.style == AttentionStyle::Luong ? "luong" : "bahdanau", ", score=", score_name(options.score),
+  return cat(options.style == AttentionStyle::Luong ? "luong" : "bahdanau", ", score=", options.score,
              options.local ? cat(options.monotonic ? ", local-m D=" : ", local-p D=", options.window) : std::string(), options.hard ? ", hard" : "");
 }
 
@@ -171,6 +173,7 @@ RNNState first_state(Linear& bridge, const EncoderOutput& enc, const RecurrentCe
 }  // namespace
 
 AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  check_members();
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "AttentionSeq2Seq: expected target ids of shape (",
         src.size(0), ", T), got ", tgt_in.shape());
   const int64_t B = src.size(0), S = src.size(1), T = tgt_in.size(1);
@@ -222,6 +225,7 @@ struct AttentionState : DecoderState {
 
 std::unique_ptr<DecoderState> AttentionSeq2Seq::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
                                                       const StartOptions& start_options) {
+  check_members();
   const int64_t B = src.size(0), S = src.size(1);
   auto state = std::make_unique<AttentionState>();
   state->lengths = src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths;
@@ -275,5 +279,79 @@ Variable attention_training_loss(AttentionSeq2Seq& model, const Tensor& src, con
   const Tensor keep = ne(tgt_out, scalar(static_cast<real>(options.ignore_index)));  // (B, T)
   return token_loss + reinforce_loss(nll, out.log_prob, keep, baseline);
 }
+
+void AttentionSeq2Seq::check_members() const {
+  check_child("score", score.get());
+  check_child("cell", cell.get());
+}
+
+Variable AttentionSeq2Seq::training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                                         const CrossEntropyOptions& options) {
+  if (!this->options.hard) return EncoderDecoder::training_loss(src, src_lengths, tgt_in, tgt_lengths, tgt_out, options);
+  return attention_training_loss(*this, src, src_lengths, tgt_in, tgt_out, options, reinforce_baseline);
+}
+
+io::Json AttentionSeq2Seq::training_state() const {
+  if (!options.hard) return io::Json();
+  io::Json state = io::Json::object();
+  state.set("sampler", sampler.state()).set("baseline", static_cast<double>(reinforce_baseline));
+  return state;
+}
+
+void AttentionSeq2Seq::set_training_state(const io::Json& state) {
+  if (!options.hard) return;
+  const io::Json* s = state.is_object() ? state.find("sampler") : nullptr;
+  const io::Json* b = state.is_object() ? state.find("baseline") : nullptr;
+  check_state(s && s->is_string() && b && b->is_number() && std::isfinite(b->as_double()) &&
+                  (b->as_double() >= 0 || b->as_double() == -1),
+              "the training state's 'hard_attention' must hold the sampler's state and a baseline >= 0 (or -1)");
+  sampler.set_state(s->as_string());
+  reinforce_baseline = static_cast<real>(b->as_double());
+}
+
+// ================================================================================================
+// The model kinds "rnn-attn", "gru-attn", "lstm-attn", ...: one per registered cell (model_kind.h)
+
+namespace {
+
+std::vector<Option> attention_options(const Settings* chosen) {
+  auto names = [](std::vector<std::string> n) { return [n] { return n; }; };
+  Option decoder = choice_option("decoder", "luong", names({"luong", "bahdanau"}),
+                                 "decoder of -attn models: luong (attend with the new state, feed h~ on) or bahdanau "
+                                 "(attend with the previous state)");
+  Option window = choice_option("window", "global", names({"global", "local-p", "local-m"}),
+                                "positions -attn models score: global (all), local-p (around a predicted p_t) or "
+                                "local-m (around p_t = t)");
+  window.flag = "attention-window";
+  Option hard = switch_option("hard_attention", false, "-attn models: read the one source position sampled from the "
+                                                       "weights, trained with REINFORCE (decoding reads the most likely one)");
+  std::vector<Option> o{layers_option(), hidden_option(), dim_option(), dropout_option(), bidirectional_option(),
+                        attention_option(), decoder, window, hard};
+  if (!chosen || (chosen->has("window") && chosen->text("window") != "global")) {  // local windows only
+    Option size = integer_option("window_size", 3, 1, 4096, "D of the local windows: 2D + 1 positions");
+    size.flag = "window";
+    o.push_back(size);
+  }
+  for (const Option& extra : score_options(chosen)) o.push_back(extra);
+  return o;
+}
+
+std::shared_ptr<EncoderDecoder> build_attention(const Settings& s, const ModelContext& c) {
+  const std::string window = s.text("window");
+  return std::make_shared<AttentionSeq2Seq>(
+      AttentionSeq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell()).with_num_layers(s.integer("layers"))
+          .with_hidden_size(s.integer("hidden")).with_embed_dim(s.integer("dim")).with_bidirectional(s.on("bidirectional"))
+          .with_dropout(static_cast<real>(s.number("dropout"))).with_score(s.text("attention"), s)
+          .with_attention_size(s.has("attention_size") ? s.integer("attention_size") : 0).with_max_source_len(c.max_len)
+          .with_style(s.text("decoder") == "bahdanau" ? AttentionStyle::Bahdanau : AttentionStyle::Luong)
+          .with_local(window != "global", s.has("window_size") ? s.integer("window_size") : 3, window == "local-m")
+          .with_hard(s.on("hard_attention")));
+}
+
+}  // namespace
+
+SEQGRAD_REGISTER_MODEL(ModelKind{"{cell}-attn", "the encoder-decoder with attention (Bahdanau et al., 2015; Luong et "
+                                                "al., 2015)", attention_options, nullptr, build_attention})
 
 }  // namespace seqgrad::nn

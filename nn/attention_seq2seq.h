@@ -36,7 +36,8 @@ struct AttentionSeq2SeqOptions {
   std::string cell = "gru";  // the decoder's and encoder's cell: "rnn", "lstm" or "gru"
   bool bidirectional = false;  // encoder
   AttentionStyle style = AttentionStyle::Luong;
-  ScoreKind score = ScoreKind::General;
+  std::string score = "general";  // a registered score's name (attention.h)
+  Settings score_settings;         // the score's own options, if it has any (defaults otherwise)
   int64_t attention_size = 0;  // hidden width of concat/additive/mlp scores (0 = hidden_size)
   int64_t max_source_len = 0;  // the location score: the longest source it scores
   bool local = false;          // Luong's local attention: local-p (predicted p_t), or local-m
@@ -51,7 +52,11 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
   AttentionSeq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
-  AttentionSeq2SeqOptions& with_score(ScoreKind v) { score = v; return *this; }
+  AttentionSeq2SeqOptions& with_score(std::string v, Settings s = {}) {
+    score = std::move(v);
+    score_settings = std::move(s);
+    return *this;
+  }
   AttentionSeq2SeqOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
   AttentionSeq2SeqOptions& with_max_source_len(int64_t v) { max_source_len = v; return *this; }
   AttentionSeq2SeqOptions& with_local(bool v, int64_t d = 3, bool m = false) {
@@ -90,8 +95,22 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
 
+  // Training: with hard attention, in training mode, attention_training_loss (below), with
+  // reinforce_baseline as its running baseline; otherwise the cross-entropy.
+  Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                         const CrossEntropyOptions& options) override;
+  // Hard attention: {"sampler": its random state, "baseline": reinforce_baseline}; else null.
+  io::Json training_state() const override;
+  void set_training_state(const io::Json& state) override;
+
+  // The parts a student may swap (model.score = model.replace_module("score", ...)) are the
+  // registered ones: refuses to run otherwise (Module::check_child).
+  void check_members() const;
+
   // The random numbers hard attention samples with (its own, so decoding stays reproducible).
   Generator sampler{1234};
+  real reinforce_baseline = -1;  // REINFORCE's running baseline (-1: none yet)
 
   std::shared_ptr<Encoder> encoder;
   std::shared_ptr<Linear> bridge;          // encoder context -> first decoder state

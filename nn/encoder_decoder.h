@@ -5,8 +5,10 @@
 // also needs to reorder the states (row i now continues row index[i]). Seq2Seq (seq2seq.h),
 // AttentionSeq2Seq (attention_seq2seq.h) and Transformer (transformer.h) implement this, so
 // greedy decoding, beam search and sampling (decoding.h) are written once, for all of them.
-// What this is not: training. Teacher forcing runs the whole target at once (`logits`), which
-// is much faster than stepping. Read next: decoding.h.
+// Training runs the whole target at once (teacher forcing, `logits`), which is much faster than
+// stepping; a model's training loss is its own (`training_loss`): cross-entropy over the
+// logits, unless the model trains something more, as hard attention's REINFORCE term.
+// Read next: decoding.h.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "autograd/variable.h"
+#include "io/json.h"
+#include "nn/loss.h"
 #include "nn/module.h"
 
 namespace seqgrad::nn {
@@ -64,6 +68,20 @@ class EncoderDecoder {
 
   // The model as a Module (decoding switches it to eval() while it runs).
   virtual Module& module() = 0;
+
+  // The loss to minimise on a batch: tgt_out (B, T) the tokens to predict after tgt_in
+  // (<pad> where options.ignore_index says). By default the cross-entropy of logits(); a model
+  // whose training needs more (hard attention: REINFORCE for where it looks) overrides it.
+  virtual Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                                 const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                                 const CrossEntropyOptions& options) {
+    return cross_entropy(logits(src, src_lengths, tgt_in, tgt_lengths), tgt_out, options);  // logits (B, T, V)
+  }
+  // What training needs, besides the parameters and buffers, to go on exactly where it
+  // stopped (hard attention: its sampler's random state and REINFORCE's running baseline), as
+  // JSON for a resume file; null when there is nothing. set_training_state takes it back.
+  virtual io::Json training_state() const { return io::Json(); }
+  virtual void set_training_state(const io::Json&) {}
 };
 
 }  // namespace seqgrad::nn

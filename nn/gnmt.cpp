@@ -1,5 +1,6 @@
 // nn/gnmt.cpp - the GNMT encoder and decoder, layer by layer, and one decoding step.
 #include "nn/gnmt.h"
+#include "nn/model_kind.h"
 
 #include "tensor/check.h"
 #include "tensor/shape_ops.h"
@@ -55,8 +56,9 @@ GNMTDecoder::GNMTDecoder(const GNMTOptions& o) : options_(o) {
   layers = register_module("layers", std::make_shared<ModuleList<LSTM>>());
   layers->push_back(lstm_layer(o.embed_dim, H));                                 // reads y_{t-1} alone
   for (int64_t l = 1; l < o.num_layers; ++l) layers->push_back(lstm_layer(2 * H, H));  // [x_l; c_t]
-  score = register_module("score", make_score(o.score, H, H, o.attention_size > 0 ? o.attention_size : H,
-                                                   o.max_source_len));
+  score = register_module("score", make_score(o.score, ScoreOptions(H, H).with_attention_size(o.attention_size)
+                                                         .with_max_positions(o.max_source_len)
+                                                         .with_settings(o.score_settings)));
   out = register_module("out", std::make_shared<Linear>(2 * H, o.tgt_vocab));
 }
 
@@ -99,7 +101,7 @@ GNMT::GNMT(const GNMTOptions& o) : options(o) {
 }
 
 std::string GNMT::extra_repr() const {
-  return cat("layers=", options.num_layers, ", hidden=", options.hidden_size, ", score=", score_name(options.score),
+  return cat("layers=", options.num_layers, ", hidden=", options.hidden_size, ", score=", options.score,
              ", residual=", options.residual ? "true" : "false");
 }
 
@@ -112,6 +114,7 @@ Tensor source_mask(const std::vector<int64_t>& lengths, int64_t B, int64_t S) {
 }  // namespace
 
 GNMTOutput GNMT::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  decoder->check_child("score", decoder->score.get());  // a score swapped in must be registered (replace_module)
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "GNMT: expected target ids of shape (", src.size(0),
         ", T), got ", tgt_in.shape());
   const Variable memory = encoder->forward(src, src_lengths);  // (B, S, H)
@@ -142,6 +145,7 @@ struct GNMTState : DecoderState {
 
 std::unique_ptr<DecoderState> GNMT::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
                                           const StartOptions& start_options) {
+  decoder->check_child("score", decoder->score.get());
   auto state = std::make_unique<GNMTState>();
   state->memory = encoder->forward(src, src_lengths);
   state->mask = source_mask(src_lengths, src.size(0), src.size(1));
@@ -160,5 +164,38 @@ Tensor GNMT::step(DecoderState& base, const Tensor& tokens) {
   }
   return log_softmax(r.logits.value().reshape({N, r.logits.size(2)}), -1);  // (N, V)
 }
+
+// ================================================================================================
+// The model kind "gnmt" (model_kind.h)
+
+namespace {
+
+std::vector<Option> gnmt_options(const Settings* chosen) {
+  Option residual = switch_option("residual", true, "gnmt: no residual connections (they add each layer's input "
+                                                     "from layer 3 on)");
+  residual.flag = "no-residual";
+  residual.flag_turns_off = true;
+  std::vector<Option> o{layers_option(), hidden_option(), dim_option(), dropout_option(), attention_option(), residual};
+  for (const Option& extra : score_options(chosen)) o.push_back(extra);
+  return o;
+}
+
+void gnmt_check(const Settings& s) {
+  check(s.integer("layers") >= 2, "--model gnmt needs --layers 2 or more (a bidirectional bottom layer and at least "
+        "one above it), got ", s.integer("layers"));
+}
+
+std::shared_ptr<EncoderDecoder> build_gnmt(const Settings& s, const ModelContext& c) {
+  return std::make_shared<GNMT>(
+      GNMTOptions(c.src_vocab, c.tgt_vocab).with_num_layers(s.integer("layers")).with_hidden_size(s.integer("hidden"))
+          .with_embed_dim(s.integer("dim")).with_dropout(static_cast<real>(s.number("dropout")))
+          .with_residual(s.on("residual")).with_score(s.text("attention"), s)
+          .with_attention_size(s.has("attention_size") ? s.integer("attention_size") : 0).with_max_source_len(c.max_len));
+}
+
+}  // namespace
+
+SEQGRAD_REGISTER_MODEL(ModelKind{"gnmt", "Google's neural machine translation system (Wu et al., 2016)", gnmt_options,
+                                 gnmt_check, build_gnmt})
 
 }  // namespace seqgrad::nn

@@ -31,7 +31,8 @@ struct GNMTOptions {
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64;
   int64_t num_layers = 4;  // L, in the encoder and in the decoder alike; 2 or more
-  ScoreKind score = ScoreKind::General;
+  std::string score = "general";  // a registered score's name (attention.h)
+  Settings score_settings;         // the score's own options, if it has any (defaults otherwise)
   int64_t attention_size = 0;  // hidden width of concat/additive/mlp scores (0 = hidden_size)
   int64_t max_source_len = 0;  // the location score: the longest source it scores
   bool residual = true;        // the residual connections from layer 3 on (off: a plain deep stack)
@@ -40,7 +41,11 @@ struct GNMTOptions {
   GNMTOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   GNMTOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   GNMTOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
-  GNMTOptions& with_score(ScoreKind v) { score = v; return *this; }
+  GNMTOptions& with_score(std::string v, Settings s = {}) {
+    score = std::move(v);
+    score_settings = std::move(s);
+    return *this;
+  }
   GNMTOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
   GNMTOptions& with_max_source_len(int64_t v) { max_source_len = v; return *this; }
   GNMTOptions& with_residual(bool v) { residual = v; return *this; }

@@ -26,4 +26,6 @@ RNNState GRUCell::forward(const Variable& x, const RNNState& state) {
 }
 // [docs:end]
 
+SEQGRAD_REGISTER_CELL(GRUCell, GRU, "gru", "the gated recurrent unit: update and reset gates, no separate cell")
+
 }  // namespace seqgrad::nn

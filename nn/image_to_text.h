@@ -35,13 +35,13 @@ struct ImageToTextOptions {
   int64_t hidden_size = 64;     // H: the LSTM state s_t
   int64_t attention_size = 64;  // the width of tanh(W_s s + W_f f)
   bool attention = true;        // false: u_t = the mean of the memory at every step
-  ScoreKind score = ScoreKind::Additive;  // the article's; any of attention.h's scores fits
+  std::string score = "additive";  // the article's; any registered score fits (attention.h)
 
   ImageToTextOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   ImageToTextOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   ImageToTextOptions& with_attention_size(int64_t v) { attention_size = v; return *this; }
   ImageToTextOptions& with_attention(bool v) { attention = v; return *this; }
-  ImageToTextOptions& with_score(ScoreKind v) { score = v; return *this; }
+  ImageToTextOptions& with_score(std::string v) { score = std::move(v); return *this; }
 };
 
 // One image read greedily: the tokens without <bos>/<eos>, and where each step looked.

@@ -37,4 +37,6 @@ RNNState LSTMCell::forward(const Variable& x, const RNNState& state) {
 }
 // [docs:end]
 
+SEQGRAD_REGISTER_CELL(LSTMCell, LSTM, "lstm", "long short-term memory: a cell c kept by forget and input gates")
+
 }  // namespace seqgrad::nn

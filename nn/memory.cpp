@@ -66,7 +66,7 @@ Variable content_addressing(const Variable& memory, const Variable& key, const V
   check(key.shape() == Shape{B, W}, "content_addressing: expected a key of shape (", B, ", ", W, "), got ", key.shape());
   check_column("content_addressing", "beta", beta, B);
   // The cosine score of chapter 7: cos(k, M_i) in [-1, 1]; beta > 1 sharpens, beta < 1 blurs.
-  Variable similarity = make_score(ScoreKind::Cosine, W, W)->forward(key, memory);  // (B, N)
+  Variable similarity = make_score("cosine", W, W)->forward(key, memory);  // (B, N)
   return softmax(beta * similarity, -1);
 }
 

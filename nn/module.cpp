@@ -42,6 +42,27 @@ void Module::add_child(const std::string& n, std::shared_ptr<Module> module) {
   children_.emplace_back(n, std::move(module));
 }
 
+void Module::replace_child(const std::string& n, std::shared_ptr<Module> module) {
+  check(module != nullptr, name(), ": cannot replace '", n, "' with a null module");
+  for (auto& c : children_)
+    if (c.first == n) {
+      module->train(is_training());  // the new child follows its parent's mode
+      c.second = std::move(module);
+      return;
+    }
+  check(false, name(), ": there is no child named '", n, "' to replace");
+}
+
+void Module::check_child(const std::string& n, const Module* member) const {
+  for (const auto& c : children_)
+    if (c.first == n) {
+      check(c.second.get() == member, name(), ": its member '", n, "' is not the child registered as '", n,
+            "' (was it assigned? replace a child with model.", n, " = model.replace_module(\"", n, "\", ...))");
+      return;
+    }
+  check(false, name(), ": there is no child named '", n, "'");
+}
+
 // ================================================================================================
 // Traversal: own entries first, then each child's with "child." in front.
 

@@ -40,6 +40,20 @@ class Module {
   std::vector<std::pair<std::string, Variable>> named_parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  // Puts `module` where the child registered as `name` was (the same name, the same place in
+  // the traversal), so its parameters are the ones trained and saved, and returns it. Assign
+  // it to the member that names the child too:
+  //   model.score = model.replace_module("score", nn::make_score("dot", H, H));
+  // (Assigning the member alone would leave the old child registered; the models check their
+  // members against their children before running, and refuse such a model.)
+  template <class M>
+  std::shared_ptr<M> replace_module(const std::string& name, std::shared_ptr<M> module) {
+    replace_child(name, module);
+    return module;
+  }
+  // Throws unless `member` is the child registered as `name`: a member assigned without
+  // replace_module would run a module whose parameters nothing trains or saves.
+  void check_child(const std::string& name, const Module* member) const;
   int64_t num_parameters() const;  // total number of trainable numbers
 
   // Clear every parameter's gradient (sets it to undefined, as PyTorch's set_to_none=True).
@@ -71,6 +85,7 @@ class Module {
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void replace_child(const std::string& name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name) const;
   std::string tree_string(int indent) const;
 

@@ -180,4 +180,36 @@ real clip_grad_norm(const std::vector<Variable>& params, real max_norm) {
   return norm;
 }
 
+// ================================================================================================
+// The registry
+
+namespace {
+
+// Adam with the Transformer paper's betas and eps (Vaswani et al., 2017, section 5.3).
+AdamOptions transformer_adam(real lr) { return AdamOptions(lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)); }
+
+}  // namespace
+
+SEQGRAD_REGISTER_OPTIMIZER("adam", "Adam (betas 0.9, 0.98, eps 1e-9: the Transformer paper's)",
+                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<Adam>(std::move(p), transformer_adam(lr));
+                           })
+SEQGRAD_REGISTER_OPTIMIZER("adamw", "AdamW (the same, weight decay 0.01)",
+                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<AdamW>(std::move(p), transformer_adam(lr).with_weight_decay(real(0.01)));
+                           })
+SEQGRAD_REGISTER_OPTIMIZER("sgd", "SGD with momentum 0.9",
+                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<SGD>(std::move(p), SGDOptions(lr).with_momentum(real(0.9)));
+                           })
+
+Registry<OptimizerEntry>& optimizers() {
+  static Registry<OptimizerEntry> registry("optimizer");
+  return registry;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr) {
+  return optimizers().get(name).make(std::move(params), lr);
+}
+
 }  // namespace seqgrad::nn

@@ -10,11 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "autograd/variable.h"
+#include "nn/registry.h"
 
 namespace seqgrad::nn {
 
@@ -105,5 +108,18 @@ class AdamW : public Adam {
 // Scales all gradients together so their global L2 norm is at most max_norm; returns the norm
 // before clipping (like torch.nn.utils.clip_grad_norm_).
 real clip_grad_norm(const std::vector<Variable>& params, real max_norm);
+
+// ================================================================================================
+// The registry of optimizers by name (registry.h), as a training program asks for them:
+// "adam", "adamw", "sgd", and whatever else registers. Each is built from the parameters and
+// the learning rate, with the settings its help names.
+
+struct OptimizerEntry {
+  std::string name, help;
+  std::function<std::unique_ptr<Optimizer>(std::vector<Variable> params, real lr)> make;
+};
+Registry<OptimizerEntry>& optimizers();
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr);
+#define SEQGRAD_REGISTER_OPTIMIZER(...) SEQGRAD_REGISTER(::seqgrad::nn::optimizers(), ::seqgrad::nn::OptimizerEntry{__VA_ARGS__})
 
 }  // namespace seqgrad::nn

@@ -103,4 +103,19 @@ Variable SinusoidalPositionalEncoding2d::forward(const Variable& x) {
 }
 // [docs:end]
 
+// ================================================================================================
+// The registry
+
+SEQGRAD_REGISTER_POSITIONAL(SinusoidalPositionalEncoding, "sinusoidal", "fixed sines and cosines (Vaswani et al., 2017)")
+SEQGRAD_REGISTER_POSITIONAL(LearnedPositionalEncoding, "learned", "a trained vector per position (BERT, GPT)")
+
+Registry<PositionalEntry>& positional_encodings() {
+  static Registry<PositionalEntry> registry("positional encoding");
+  return registry;
+}
+
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, int64_t d_model, int64_t max_len) {
+  return positional_encodings().get(name).make(d_model, max_len);
+}
+
 }  // namespace seqgrad::nn

@@ -12,9 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "nn/module.h"
+#include "nn/registry.h"
 #include "tensor/check.h"
 
 namespace seqgrad::nn {
@@ -61,6 +64,23 @@ class LearnedPositionalEncoding : public PositionalEncoding {
 
 // ================================================================================================
 // Two dimensions: positions on a grid (image patches, a CNN feature map)
+
+// The registry of 1-D positional encodings: "sinusoidal", "learned", and whatever else
+// registers (registry.h). A Transformer takes one by name (TransformerOptions::positional).
+struct PositionalEntry {
+  std::string name, help;
+  std::function<std::shared_ptr<PositionalEncoding>(int64_t d_model, int64_t max_len)> make;
+};
+Registry<PositionalEntry>& positional_encodings();
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, int64_t d_model, int64_t max_len);
+
+// One line in an encoding's own file registers it; Class is built from (d_model, max_len).
+#define SEQGRAD_REGISTER_POSITIONAL(Class, name, help)                                                     \
+  SEQGRAD_REGISTER(::seqgrad::nn::positional_encodings(),                                                  \
+                   ::seqgrad::nn::PositionalEntry{                                                         \
+                       name, help, [](int64_t d, int64_t n) -> std::shared_ptr<::seqgrad::nn::PositionalEncoding> { \
+                         return std::make_shared<Class>(d, n);                                             \
+                       }})
 
 // The (height, width, C) table for a grid, C even: the first C/2 features of cell (r, c) are
 // row r of the 1-D table of width C/2, the last C/2 are row c of the same table:

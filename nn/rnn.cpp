@@ -198,4 +198,22 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
   return result;
 }
 
+// ================================================================================================
+// The registry of cells
+
+SEQGRAD_REGISTER_CELL(RNNCell, RNN, "rnn", "the Elman RNN: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)")
+
+Registry<CellEntry>& cells() {
+  static Registry<CellEntry> registry("recurrent cell");
+  return registry;
+}
+
+std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options) {
+  return cells().get(cell).make_layer(options);
+}
+
+std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size) {
+  return cells().get(cell).make_cell(input_size, hidden_size);
+}
+
 }  // namespace seqgrad::nn

@@ -13,10 +13,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nn/module.h"
+#include "nn/registry.h"
 
 namespace seqgrad::nn {
 
@@ -168,5 +171,36 @@ class RNN : public RecurrentLayer {
     return RNNCell::step(gx, s, w.w_hh, w.b_hh, options.nonlinearity);
   }
 };
+
+// ================================================================================================
+// The registry of cells: "rnn", "lstm", "gru", and whatever else registers (registry.h). A
+// cell comes with its layer, so a model can use it either way: a decoder steps the cell, an
+// encoder runs the layer over the whole sequence.
+
+struct CellEntry {
+  std::string name, help;
+  std::function<std::shared_ptr<RecurrentCell>(int64_t input_size, int64_t hidden_size)> make_cell;
+  std::function<std::shared_ptr<RecurrentLayer>(const RNNOptions& options)> make_layer;
+};
+Registry<CellEntry>& cells();
+
+// The layer or cell registered as `cell`: "rnn" (RNN, RNNCell), "lstm" (LSTM, LSTMCell), "gru"
+// (GRU, GRUCell), ...
+std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options);
+std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size);
+
+// One line in a cell's own file registers it with its layer:
+//   SEQGRAD_REGISTER_CELL(GRUCell, GRU, "gru", "the gated recurrent unit (Cho et al., 2014)");
+// Cell is built from (input_size, hidden_size), Layer from an RNNOptions.
+#define SEQGRAD_REGISTER_CELL(Cell, Layer, name, help)                                                        \
+  SEQGRAD_REGISTER(::seqgrad::nn::cells(),                                                                      \
+                   ::seqgrad::nn::CellEntry{                                                                    \
+                       name, help,                                                                              \
+                       [](int64_t in, int64_t hidden) -> std::shared_ptr<::seqgrad::nn::RecurrentCell> {       \
+                         return std::make_shared<Cell>(in, hidden);                                             \
+                       },                                                                                       \
+                       [](const ::seqgrad::nn::RNNOptions& o) -> std::shared_ptr<::seqgrad::nn::RecurrentLayer> { \
+                         return std::make_shared<Layer>(o);                                                     \
+                       }})
 
 }  // namespace seqgrad::nn

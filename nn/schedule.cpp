@@ -67,4 +67,31 @@ real NoamLR::lr_at(int64_t step) const {
   return static_cast<real>(factor_ / std::sqrt(static_cast<double>(d_model_)) * rate);
 }
 
+// ================================================================================================
+// The registry
+
+SEQGRAD_REGISTER_SCHEDULE("warmup", "a linear ramp over the warm-up steps, then the learning rate as given",
+                          [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
+                            return std::make_unique<LinearWarmupLR>(o, r.warmup_steps);
+                          })
+SEQGRAD_REGISTER_SCHEDULE("noam", "the Transformer paper's: d_model^-0.5 min(step^-0.5, step warmup^-1.5); ignores the learning rate",
+                          [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
+                            return std::make_unique<NoamLR>(o, r.d_model, r.warmup_steps);
+                          })
+SEQGRAD_REGISTER_SCHEDULE("cosine", "from the learning rate down to 0 over the run, along a half cosine",
+                          [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
+                            return std::make_unique<CosineAnnealingLR>(o, std::max<int64_t>(1, r.total_steps));
+                          })
+SEQGRAD_REGISTER_SCHEDULE("constant", "the learning rate as given, every step",
+                          [](Optimizer&, const ScheduleContext&) -> std::unique_ptr<LRScheduler> { return nullptr; })
+
+Registry<ScheduleEntry>& schedules() {
+  static Registry<ScheduleEntry> registry("schedule");
+  return registry;
+}
+
+std::unique_ptr<LRScheduler> make_schedule(const std::string& name, Optimizer& optimizer, const ScheduleContext& run) {
+  return schedules().get(name).make(optimizer, run);
+}
+
 }  // namespace seqgrad::nn

@@ -8,8 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <memory>
+#include <functional>
 
 #include "nn/optim.h"
+#include "nn/registry.h"
 
 namespace seqgrad::nn {
 
@@ -75,5 +79,23 @@ class NoamLR : public LRScheduler {
   int64_t d_model_, warmup_;
   real factor_;
 };
+
+// ================================================================================================
+// The registry of schedules by name (registry.h): "warmup", "noam", "cosine", "constant", and
+// whatever else registers. Each is built for a run from what a schedule may need to know of it.
+
+struct ScheduleContext {
+  int64_t warmup_steps = 1;  // the warm-up's length, in steps
+  int64_t total_steps = 1;   // the run's length, in steps
+  int64_t d_model = 64;      // the model's width (the Noam schedule scales by d_model^-0.5)
+};
+struct ScheduleEntry {
+  std::string name, help;
+  // nullptr: the learning rate stays as the optimizer has it.
+  std::function<std::unique_ptr<LRScheduler>(Optimizer& optimizer, const ScheduleContext& run)> make;
+};
+Registry<ScheduleEntry>& schedules();
+std::unique_ptr<LRScheduler> make_schedule(const std::string& name, Optimizer& optimizer, const ScheduleContext& run);
+#define SEQGRAD_REGISTER_SCHEDULE(...) SEQGRAD_REGISTER(::seqgrad::nn::schedules(), ::seqgrad::nn::ScheduleEntry{__VA_ARGS__})
 
 }  // namespace seqgrad::nn

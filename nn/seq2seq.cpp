@@ -1,6 +1,8 @@
 // nn/seq2seq.cpp - encoder, context, bridge, decoder, and one decoding step.
 #include "nn/seq2seq.h"
+#include "nn/model_kind.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -13,28 +15,6 @@
 #include "tensor/softmax.h"
 
 namespace seqgrad::nn {
-
-namespace {
-
-[[noreturn]] void unknown_cell(const std::string& cell) {
-  throw std::invalid_argument(cat("expected a recurrent cell named rnn, lstm or gru, got '", cell, "'"));
-}
-
-}  // namespace
-
-std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& o) {
-  if (cell == "rnn") return std::make_shared<RNN>(o);
-  if (cell == "lstm") return std::make_shared<LSTM>(o);
-  if (cell == "gru") return std::make_shared<GRU>(o);
-  unknown_cell(cell);
-}
-
-std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size) {
-  if (cell == "rnn") return std::make_shared<RNNCell>(input_size, hidden_size);
-  if (cell == "lstm") return std::make_shared<LSTMCell>(input_size, hidden_size);
-  if (cell == "gru") return std::make_shared<GRUCell>(input_size, hidden_size);
-  unknown_cell(cell);
-}
 
 // ================================================================================================
 // Encoder
@@ -127,9 +107,21 @@ RNNState Seq2Seq::initial_state(const Variable& context) {
 Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "Seq2Seq: expected target ids of shape (", src.size(0),
         ", T), got ", tgt_in.shape());
-  EncoderOutput enc = encoder->forward(src, src_lengths);
+  EncoderOutput enc = encoder->forward(encoder_input(src, src_lengths), src_lengths);
   RNNState state = initial_state(enc.context);
   return decoder->forward(tgt_in, enc.context, state);
+}
+
+Tensor Seq2Seq::encoder_input(const Tensor& src, const std::vector<int64_t>& src_lengths) const {
+  if (!options.reverse_source) return src;
+  check(src.dim() == 2, "Seq2Seq: expected source ids of shape (B, S), got ", src.shape());
+  const int64_t B = src.size(0), S = src.size(1);
+  Tensor reversed = src.clone();
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = b < static_cast<int64_t>(src_lengths.size()) ? std::min(std::max<int64_t>(src_lengths[b], 0), S) : S;
+    std::reverse(reversed.data() + b * S, reversed.data() + b * S + n);
+  }
+  return reversed;
 }
 
 // ================================================================================================
@@ -153,7 +145,7 @@ struct Seq2SeqState : DecoderState {
 std::unique_ptr<DecoderState> Seq2Seq::start(const Tensor& src, const std::vector<int64_t>& src_lengths,
                                              const StartOptions&) {
   auto state = std::make_unique<Seq2SeqState>();
-  state->context = encoder->forward(src, src_lengths).context;
+  state->context = encoder->forward(encoder_input(src, src_lengths), src_lengths).context;
   state->rnn = initial_state(state->context);
   return state;
 }
@@ -167,5 +159,33 @@ Tensor Seq2Seq::step(DecoderState& base, const Tensor& tokens) {
   return log_softmax(logits.value().reshape({N, logits.size(2)}), -1);
 }
 // [docs:end]
+
+// ================================================================================================
+// The model kinds "rnn", "gru", "lstm", ...: one per registered cell (model_kind.h)
+
+namespace {
+
+std::vector<Option> seq2seq_options(const Settings*) {
+  Option context = choice_option("context", "last", [] { return std::vector<std::string>{"last", "mean", "max"}; },
+                                 "plain seq2seq (rnn, gru, lstm): the source's context vector is the encoder's last "
+                                 "state, or the mean or max of all");
+  Option reverse = switch_option("reverse_source", false, "plain seq2seq (rnn, gru, lstm): the encoder reads the "
+                                                           "source backwards (Sutskever et al.)");
+  return {layers_option(), hidden_option(), dim_option(), dropout_option(), bidirectional_option(), context, reverse};
+}
+
+std::shared_ptr<EncoderDecoder> build_seq2seq(const Settings& s, const ModelContext& c) {
+  const std::string context = s.text("context");
+  return std::make_shared<Seq2Seq>(
+      Seq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell()).with_num_layers(s.integer("layers"))
+          .with_hidden_size(s.integer("hidden")).with_embed_dim(s.integer("dim")).with_bidirectional(s.on("bidirectional"))
+          .with_dropout(static_cast<real>(s.number("dropout"))).with_reverse_source(s.on("reverse_source"))
+          .with_context(context == "mean" ? ContextKind::Mean : context == "max" ? ContextKind::Max : ContextKind::Last));
+}
+
+}  // namespace
+
+SEQGRAD_REGISTER_MODEL(ModelKind{"{cell}", "the encoder-decoder: the source as one context vector (Sutskever et al., "
+                                           "Cho et al., 2014)", seq2seq_options, nullptr, build_seq2seq})
 
 }  // namespace seqgrad::nn

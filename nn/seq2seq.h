@@ -29,9 +29,10 @@ struct Seq2SeqOptions {
   Seq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;
-  std::string cell = "gru";  // the recurrent cell: "rnn", "lstm" or "gru"
+  std::string cell = "gru";  // a registered recurrent cell (rnn.h): "rnn", "lstm", "gru", ...
   bool bidirectional = false;  // encoder only
   ContextKind context = ContextKind::Last;
+  bool reverse_source = false;  // the encoder reads each source backwards (Sutskever et al., 2014)
   real dropout = 0;
 
   Seq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
@@ -40,13 +41,10 @@ struct Seq2SeqOptions {
   Seq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
   Seq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   Seq2SeqOptions& with_context(ContextKind v) { context = v; return *this; }
+  Seq2SeqOptions& with_reverse_source(bool v) { reverse_source = v; return *this; }
   Seq2SeqOptions& with_dropout(real v) { dropout = v; return *this; }
 };
 
-// The recurrent layer or cell a model is built with, by name: "rnn" (RNN, RNNCell), "lstm"
-// (LSTM, LSTMCell) or "gru" (GRU, GRUCell); any other name is an error that lists these.
-std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options);
-std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size);
 
 struct EncoderOutput {
   Variable outputs;  // (B, S, D*H): the top layer's state at every source position
@@ -101,6 +99,9 @@ class Seq2Seq : public Module, public EncoderDecoder {
   Module& module() override { return *this; }
   // The decoder's first state: tanh(W c + b) for every decoder layer (the "bridge").
   RNNState initial_state(const Variable& context);
+  // The sources as the encoder reads them: with reverse_source, each row's first
+  // src_lengths[b] ids backwards (the padding stays at the end); otherwise src itself.
+  Tensor encoder_input(const Tensor& src, const std::vector<int64_t>& src_lengths) const;
 
   std::shared_ptr<Encoder> encoder;
   std::shared_ptr<Linear> bridge;  // (D*H -> L*H)

@@ -1,5 +1,6 @@
 // nn/transformer.cpp - encoder/decoder layers (post-norm and pre-norm), stacks, the model.
 #include "nn/transformer.h"
+#include "nn/model_kind.h"
 
 #include <cmath>
 
@@ -237,10 +238,7 @@ Transformer::Transformer(const TransformerOptions& o) : options(o) {
   };
   src_embed = register_module("src_embed", make_table(o.src_vocab));
   tgt_embed = o.share_embeddings ? src_embed : register_module("tgt_embed", make_table(o.tgt_vocab));
-  std::shared_ptr<PositionalEncoding> pe;
-  if (o.positional == PositionalKind::Sinusoidal) pe = std::make_shared<SinusoidalPositionalEncoding>(C, o.max_len);
-  else pe = std::make_shared<LearnedPositionalEncoding>(C, o.max_len);
-  pos_encoding = register_module("pos_encoding", pe);
+  pos_encoding = register_module("pos_encoding", make_positional_encoding(o.positional, C, o.max_len));
   encoder = register_module("encoder", std::make_shared<TransformerEncoder>(layer, o.num_encoder_layers));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(layer, o.num_decoder_layers));
   generator = register_module("generator", std::make_shared<Linear>(C, o.tgt_vocab));
@@ -360,5 +358,36 @@ Tensor Transformer::step(DecoderState& base, const Tensor& tokens) {
   return log_softmax(slice(s.logits.value(), 1, T - 1, T).reshape({N, V}), -1);  // (N, V)
 }
 // [docs:end]
+
+// ================================================================================================
+// The model kind "transformer" (model_kind.h)
+
+namespace {
+
+std::vector<Option> transformer_options(const Settings*) {
+  return {layers_option(), dim_option(),
+          integer_option("heads", 4, 1, 64, "attention heads (Transformer)"),
+          integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)"), dropout_option(),
+          choice_option("positional", "sinusoidal", [] { return positional_encodings().names(); },
+                        "the Transformer's positional encoding: " + join_names(positional_encodings().names(), ", "))};
+}
+
+void transformer_check(const Settings& s) {
+  check(s.integer("dim") % s.integer("heads") == 0, "--dim (", s.integer("dim"), ") must be a multiple of --heads (",
+        s.integer("heads"), ")");
+}
+
+std::shared_ptr<EncoderDecoder> build_transformer(const Settings& s, const ModelContext& c) {
+  return std::make_shared<Transformer>(
+      TransformerOptions(c.src_vocab, c.tgt_vocab).with_d_model(s.integer("dim")).with_nhead(s.integer("heads"))
+          .with_num_layers(s.integer("layers")).with_dim_feedforward(s.integer("ffn"))
+          .with_dropout(static_cast<real>(s.number("dropout"))).with_positional(s.text("positional"))
+          .with_max_len(c.max_len + 2));  // + <bos> and <eos>
+}
+
+}  // namespace
+
+SEQGRAD_REGISTER_MODEL(ModelKind{"transformer", "the Transformer (Vaswani et al., 2017)", transformer_options,
+                                 transformer_check, build_transformer})
 
 }  // namespace seqgrad::nn

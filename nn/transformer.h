@@ -154,7 +154,6 @@ class TransformerDecoder : public Module {
 // ================================================================================================
 // The encoder-decoder model
 
-enum class PositionalKind { Sinusoidal, Learned };
 
 struct TransformerOptions {
   TransformerOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
@@ -163,7 +162,7 @@ struct TransformerOptions {
   real dropout = real(0.1);
   bool norm_first = false;
   bool share_embeddings = false;  // one table for both sides (needs src_vocab == tgt_vocab)
-  PositionalKind positional = PositionalKind::Sinusoidal;
+  std::string positional = "sinusoidal";  // a registered positional encoding (positional.h)
   int64_t max_len = 256;  // longest sequence the positional encoding covers
 
   TransformerOptions& with_d_model(int64_t v) { d_model = v; return *this; }
@@ -175,7 +174,7 @@ struct TransformerOptions {
   TransformerOptions& with_dropout(real v) { dropout = v; return *this; }
   TransformerOptions& with_norm_first(bool v) { norm_first = v; return *this; }
   TransformerOptions& with_share_embeddings(bool v) { share_embeddings = v; return *this; }
-  TransformerOptions& with_positional(PositionalKind v) { positional = v; return *this; }
+  TransformerOptions& with_positional(std::string v) { positional = std::move(v); return *this; }
   TransformerOptions& with_max_len(int64_t v) { max_len = v; return *this; }
   TransformerLayerOptions layer() const;
 };

@@ -1,6 +1,6 @@
 // tensor/check.h - the one way seqgrad fails: check(...) throws a standard exception.
 //
-// Every message reads "op: problem; expected A, got B" (STYLE.md, guideline 5). The message
+// Every message reads "op: problem; expected A, got B" (CONTRIBUTING.md, "Messages"). The message
 // parts are only formatted when the check fails, so checks are cheap on the hot path; they are
 // still *evaluated* (they are function arguments), so never pass one that can itself throw.
 // Library code never calls exit() or abort(); the command-line tool turns these exceptions

@@ -93,13 +93,13 @@ Experiment make_experiment(const std::string& name, int64_t seed, const Config& 
   }
   auto o = nn::AttentionSeq2SeqOptions(V, V).with_hidden_size(c.hidden).with_embed_dim(c.embed);
   if (name == "bahdanau") {
-    o.with_style(nn::AttentionStyle::Bahdanau).with_score(nn::ScoreKind::Additive).with_bidirectional(true);
+    o.with_style(nn::AttentionStyle::Bahdanau).with_score("additive").with_bidirectional(true);
   } else if (name == "local" || name == "local-m") {
-    o.with_score(nn::ScoreKind::General).with_local(true, 3, /*monotonic=*/name == "local-m");
+    o.with_score("general").with_local(true, 3, /*monotonic=*/name == "local-m");
   } else if (name == "hard") {
-    o.with_score(nn::ScoreKind::General).with_hard(true);
+    o.with_score("general").with_hard(true);
   } else {
-    o.with_score(nn::parse_score(name)).with_max_source_len(c.max_len);  // (only the location score needs it)
+    o.with_score(name).with_max_source_len(c.max_len);  // (only the location score needs it)
   }
   auto m = std::make_shared<nn::AttentionSeq2Seq>(o);
   e.module = m;

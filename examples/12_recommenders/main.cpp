@@ -147,7 +147,7 @@ struct InterestModel : nn::Module {
   InterestModel(const Config& c, Pooling pooling) : pooling_(pooling) {
     const int64_t items = c.clicks.categories * c.clicks.per_category, H = c.item_dim;
     embed = register_module("embed", std::make_shared<nn::Embedding>(items + 1, H, /*padding_idx=*/items));
-    if (pooling == Pooling::Attention) score = register_module("score", nn::make_score(nn::ScoreKind::General, H, H));
+    if (pooling == Pooling::Attention) score = register_module("score", nn::make_score("general", H, H));
     if (pooling == Pooling::Activation)
       unit = register_module("unit", std::make_shared<nn::DINActivationUnit>(nn::DINOptions(H).with_hidden(36, 18)));
     hidden = register_module("hidden", std::make_shared<nn::Linear>(2 * H, 32));

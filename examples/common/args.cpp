@@ -27,6 +27,12 @@ Args::Args(std::string program, std::string usage, std::vector<FlagSpec> flags, 
         program_, " --help')");
 }
 
+bool Args::is_flag(const std::string& name) const {
+  for (const FlagSpec& f : flags_)
+    if (f.name == name) return true;
+  return false;
+}
+
 const FlagSpec& Args::spec(const std::string& name) const {
   for (const FlagSpec& f : flags_)
     if (f.name == name) return f;
@@ -58,7 +64,11 @@ void Args::parse(const std::vector<std::string>& words) {
       check(!inline_value, program_, ": --", name, " is a switch and takes no value");
       value = "true";
     } else if (!inline_value) {
-      check(i + 1 < words.size(), program_, ": --", name, " needs a value");
+      // The next word is the value, unless it is one of the flags ("--decoder --out m" forgot
+      // the decoder's value; it did not name a decoder "--out").
+      const bool next_is_flag = i + 1 < words.size() && words[i + 1].compare(0, 2, "--") == 0 &&
+                                (words[i + 1] == "--help" || is_flag(words[i + 1].substr(2, words[i + 1].find('=') - 2)));
+      check(i + 1 < words.size() && !next_is_flag, program_, ": --", name, " needs a value");
       value = words[++i];
     }
     for (const auto& [given_name, v] : values_)

@@ -55,6 +55,7 @@ class Args {
 
  private:
   const FlagSpec& spec(const std::string& name) const;
+  bool is_flag(const std::string& name) const;
   std::vector<std::string> split_list(const std::string& name) const;
   void check_distinct(const std::string& name, const std::vector<std::string>& items) const;
   std::string program_, usage_;

@@ -112,11 +112,9 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
     state.set("corpora", corpora);
   }
   state.set("rng", default_generator().state());
-  if (t.config.hard_attention) {
-    io::Json hard = io::Json::object();
-    hard.set("sampler", t.hard_sampler_state()).set("baseline", static_cast<double>(t.reinforce_baseline));
-    state.set("hard_attention", hard);
-  }
+  // What the model's training needs besides its tensors (hard attention: its sampler and its
+  // REINFORCE baseline), under the model kind's own key.
+  if (const io::Json model_state = t.model().training_state(); !model_state.is_null()) state.set("model_state", model_state);
 
   std::map<std::string, std::string> meta = t.metadata();
   meta[kTrainStateKey] = state.dump();
@@ -181,16 +179,10 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt, Trans
     opt.load_state_dict(state);
     const io::Json state = parse_state(state_text(file.metadata, path), path);
     default_generator().set_state(state.find("rng")->as_string());
-    if (t.config.hard_attention) {
-      const io::Json* hard = state.find("hard_attention");
-      const io::Json* sampler = hard && hard->is_object() ? hard->find("sampler") : nullptr;
-      const io::Json* baseline = hard && hard->is_object() ? hard->find("baseline") : nullptr;
-      check_state(sampler && sampler->is_string() && baseline && baseline->is_number() &&
-                      std::isfinite(baseline->as_double()) && (baseline->as_double() >= 0 || baseline->as_double() == -1),
-                  "the training state's 'hard_attention' must hold the sampler's state and a baseline >= 0 (or -1)");
-      t.set_hard_sampler_state(sampler->as_string());
-      t.reinforce_baseline = static_cast<real>(baseline->as_double());
-    }
+    // (Files saved before "model_state" existed kept hard attention's under "hard_attention".)
+    const io::Json* model_state = state.find("model_state");
+    if (model_state == nullptr) model_state = state.find("hard_attention");
+    if (!t.model().training_state().is_null()) t.model().set_training_state(model_state ? *model_state : io::Json());
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
   }

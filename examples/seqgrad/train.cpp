@@ -21,6 +21,7 @@
 #include "data/corpus.h"
 #include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
+#include "io/json.h"
 #include "io/atomic_file.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
@@ -59,33 +60,50 @@ namespace {
 // ================================================================================================
 // Configuration: from the flags (with --resume, the saved ones) to the run's settings
 
-Args train_flags() {
-  return Args("seqgrad train",
-         "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
-         "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
+// "a: what a is; b: what b is": a registry's names with their help, for a flag's help.
+template <class Registry>
+std::string registry_help(const Registry& registry) {
+  std::string out;
+  for (const std::string& name : registry.names()) out += (out.empty() ? "" : "; ") + name + ": " + registry.get(name).help;
+  return out;
+}
+
+// Every option any registered model kind can take (nn/model_kind.h), once each, in the order
+// the kinds list them: the tool's model flags. A new kind, score or cell brings its own.
+std::vector<nn::Option> model_flags() {
+  std::vector<nn::Option> all;
+  std::set<std::string> seen;
+  for (const std::string& kind : nn::model_kinds().names())
+    for (const nn::Option& o : nn::model_kinds().get(kind).options(nullptr))
+      if (seen.insert(o.flag_name()).second) all.push_back(o);
+  return all;
+}
+
+// The value a model option has on the command line (null: not given, so the default), checked
+// as Args checks every flag.
+io::Json flag_value(const Args& a, const nn::Option& o) {
+  const std::string flag = o.flag_name();
+  if (!a.given(flag)) return io::Json();
+  switch (o.type) {
+    case nn::Option::Type::Integer: return a.integer(flag, static_cast<int64_t>(o.lo), static_cast<int64_t>(o.hi));
+    case nn::Option::Type::Number: return a.number(flag, o.lo, o.hi);
+    case nn::Option::Type::Switch: return a.on(flag) != o.flag_turns_off;
+    case nn::Option::Type::Choice: return a.choice(flag, o.choices());
+  }
+  return io::Json();
+}
+
+// The tool's own flags; train_flags() adds the model options after --model.
+std::vector<FlagSpec> train_tool_flags() {
+  return std::vector<FlagSpec>(
          {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
           {"train", "", "train on a TSV file of source<TAB>target lines"},
           {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
           {"n", "5000", "pairs to generate for --task"},
           {"min-len", "", "shortest generated source (task default)"},
           {"max-len", "", "longest generated source (task default)"},
-          {"model", "transformer", "rnn, gru, lstm, gru-attn, lstm-attn, gnmt or transformer"},
-          {"attention", "general", "score function of -attn and gnmt models: dot, general, concat, additive, scaled-dot, cosine, mlp, location"},
-          {"decoder", "luong", "decoder of -attn models: luong (attend with the new state, feed h~ on) or bahdanau (attend with the previous state)"},
-          {"attention-window", "global", "positions -attn models score: global (all), local-p (around a predicted p_t) or local-m (around p_t = t)"},
-          {"window", "3", "D of the local windows: 2D + 1 positions"},
-          {"context", "last", "plain seq2seq (rnn, gru, lstm): the source's context vector is the encoder's last state, or the mean or max of all"},
-          {"reverse-source", "false", "plain seq2seq (rnn, gru, lstm): the encoder reads the source backwards (Sutskever et al.)", true},
-          {"hard-attention", "false", "-attn models: read the one source position sampled from the weights, trained with REINFORCE "
-                                      "(decoding reads the most likely one)", true},
-          {"layers", "2", "encoder (and Transformer and gnmt decoder) layers; gnmt: 2 or more"},
-          {"hidden", "128", "hidden size of recurrent models"},
-          {"dim", "64", "embedding size; the Transformer's model width"},
-          {"heads", "4", "attention heads (Transformer)"},
-          {"ffn", "256", "feed-forward width (Transformer)"},
-          {"dropout", "0.1", "dropout probability"},
-          {"bidirectional", "false", "bidirectional encoder (recurrent models; gnmt's bottom layer always is)", true},
-          {"no-residual", "false", "gnmt: no residual connections (they add each layer's input from layer 3 on)", true},
+          {"model", "transformer", "the model kind: " + nn::join_names(nn::model_names(), ", ") +
+                                   " (each takes the options below that apply to it)"},
           {"epochs", "10", "passes over the training data"},
           {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
           {"batch", "64", "sentence pairs per step"},
@@ -93,10 +111,9 @@ Args train_flags() {
                                "positions per batch counting the longer side, source or target + 1; --batch then "
                                "caps the pairs only if given"},
           {"lr", "0.001", "learning rate (the peak, after the warm-up)"},
-          {"optimizer", "adam", "adam (betas 0.9, 0.98), adamw (the same, weight decay 0.01) or sgd (momentum 0.9)"},
-          {"schedule", "warmup", "learning rate over the run: warmup (a linear ramp over the first 100 steps, then --lr), "
-                                 "noam (the Transformer paper's, d_model = --dim; ignores --lr), cosine (from --lr down to 0 "
-                                 "over --epochs) or constant"},
+          {"optimizer", "adam", registry_help(nn::optimizers())},
+          {"schedule", "warmup", "learning rate over the run (the warm-up: the first 100 steps, or 10% of a short run; "
+                                 "noam's d_model is --dim): " + registry_help(nn::schedules())},
           {"clip", "1", "scale the gradients down to this global norm when they exceed it (0: never)"},
           {"label-smoothing", "0", "label smoothing epsilon"},
           {"seed", "0", "random seed"},
@@ -112,6 +129,19 @@ Args train_flags() {
           {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
           {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
           {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}});
+}
+
+Args train_flags() {
+  std::vector<FlagSpec> flags = train_tool_flags();
+  const auto model = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "model"; });
+  std::vector<FlagSpec> options;
+  for (const nn::Option& o : model_flags())
+    options.push_back({o.flag_name(), o.flag_turns_off ? "false" : o.default_value, o.help, o.type == nn::Option::Type::Switch});
+  flags.insert(model + 1, options.begin(), options.end());
+  return Args("seqgrad train",
+              "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
+              "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
+              std::move(flags));
 }
 
 struct Settings {
@@ -207,28 +237,28 @@ Settings configure(const Args& given) {
                 "; bytes and FNV-1a hash); resume with the corpus the run was started on");
   }
 
+  // The model: its kind, found by name, says which options it takes; each is read from its
+  // flag (or defaulted) and checked, and a model flag given to a kind that does not take it is
+  // an error, not a flag silently recorded and ignored.
   ModelConfig& c = s.config;
-  c.model = a.choice("model", kModelNames);
-  c.attention = a.choice("attention", kScoreNames);
-  c.decoder = a.choice("decoder", kDecoderNames);
-  c.window = a.choice("attention-window", kWindowNames);
-  c.window_size = a.integer("window", 1, kMaxDecode);
-  c.context = a.choice("context", kContextNames);
-  c.layers = a.integer("layers", 1, kMaxLayers);
-  c.hidden = a.integer("hidden", 1, kMaxWidth);
-  c.dim = a.integer("dim", 1, kMaxWidth);
-  c.heads = a.integer("heads", 1, kMaxHeads);
-  c.ffn = a.integer("ffn", 1, kMaxFeedForward);
-  c.dropout = a.number("dropout", 0, kMaxDropout);
-  c.bidirectional = a.on("bidirectional");
-  c.reverse_source = a.on("reverse-source");
-  c.hard_attention = a.on("hard-attention");
-  const bool plain = c.model == "rnn" || c.model == "gru" || c.model == "lstm";
-  check(!c.reverse_source || plain, "seqgrad train: --reverse-source is for the plain seq2seq models (rnn, gru, lstm), "
-        "not --model ", c.model, ": attention reaches every source word, and its alignments read in source order");
-  check(!c.hard_attention || c.model == "gru-attn" || c.model == "lstm-attn", "seqgrad train: --hard-attention is for "
-        "the attention models (gru-attn, lstm-attn), not --model ", c.model);
-  c.residual = !a.on("no-residual");
+  c.model = a.choice("model", nn::model_names());
+  std::vector<nn::Option> taken;
+  try {
+    c.options = nn::resolve_options(nn::model_kind(c.model), [&](const nn::Option& o) { return flag_value(a, o); },
+                                    [](const nn::Option& o) { return "--" + o.flag_name(); }, &taken);
+  } catch (const std::invalid_argument& e) {
+    if (std::string(e.what()).rfind("seqgrad train:", 0) == 0) throw;
+    throw std::invalid_argument(cat("seqgrad train: ", e.what()));
+  }
+  std::set<std::string> takes;
+  std::string take_list;
+  for (const nn::Option& o : taken) {
+    takes.insert(o.flag_name());
+    take_list += (take_list.empty() ? "--" : ", --") + o.flag_name();
+  }
+  for (const nn::Option& o : model_flags())
+    check(!a.given(o.flag_name()) || takes.count(o.flag_name()) > 0, "seqgrad train: --", o.flag_name(),
+          " does not apply to --model ", c.model, " as configured (it takes ", take_list, ")");
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
@@ -236,10 +266,6 @@ Settings configure(const Args& given) {
   s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
   check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",
         "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
-  check(c.model != "transformer" || c.dim % c.heads == 0, "seqgrad train: --dim (", c.dim,
-        ") must be a multiple of --heads (", c.heads, ")");
-  check(c.model != "gnmt" || c.layers >= 2, "seqgrad train: --model gnmt needs --layers 2 or more (a bidirectional "
-        "bottom layer and at least one above it), got ", c.layers);
   s.epochs = a.integer("epochs", 1, kMaxEpochs);
   s.batch = a.integer("batch", 1, 65536);
   s.batch_tokens = a.given("batch-tokens") ? a.integer("batch-tokens", 1, 1 << 24) : 0;
@@ -248,8 +274,8 @@ Settings configure(const Args& given) {
         "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
   s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
   s.lr = static_cast<real>(a.number("lr", 1e-7, 10));
-  s.optimizer = a.choice("optimizer", {"adam", "adamw", "sgd"});
-  s.schedule = a.choice("schedule", {"warmup", "noam", "cosine", "constant"});
+  s.optimizer = a.choice("optimizer", nn::optimizers().names());
+  s.schedule = a.choice("schedule", nn::schedules().names());
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
   // The cosine schedule is planned over the run's --epochs: other epochs on resume would bend it.
   check(!s.resuming || s.schedule != "cosine" || a.text("epochs") == saved_epochs, "seqgrad train: --epochs cannot "
@@ -341,8 +367,6 @@ Data load_data(const Settings& s, std::ostream& out) {
     for (auto* side : {&pairs->src, &pairs->tgt})
       for (auto& ids : *side)
         if (static_cast<int64_t>(ids.size()) > c.max_len) ids.resize(c.max_len);
-  for (data::EncodedPairs* pairs : {&train, &valid})
-    for (auto& ids : pairs->src) t.prepare_source(ids);
   std::vector<int64_t>& lengths = d.lengths;
   for (const auto& ids : train.src) lengths.push_back(std::max<int64_t>(1, static_cast<int64_t>(ids.size())));
   for (const auto& ids : train.tgt) d.tgt_lengths.push_back(static_cast<int64_t>(ids.size()));
@@ -379,21 +403,15 @@ double validation_loss(Translator& t, const data::EncodedPairs& valid) {
   return batches ? total / static_cast<double>(batches) : 0;
 }
 
-// --optimizer: Adam and AdamW with the Transformer paper's betas and eps, or SGD with momentum.
-std::unique_ptr<nn::Optimizer> make_optimizer(const Settings& s, std::vector<Variable> params) {
-  const auto adam = nn::AdamOptions(s.lr).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9));
-  if (s.optimizer == "sgd") return std::make_unique<nn::SGD>(std::move(params), nn::SGDOptions(s.lr).with_momentum(real(0.9)));
-  if (s.optimizer == "adamw") return std::make_unique<nn::AdamW>(std::move(params), nn::AdamOptions(adam).with_weight_decay(real(0.01)));
-  return std::make_unique<nn::Adam>(std::move(params), adam);
-}
-
-// --schedule, over a run of `total_steps`: none for constant.
+// --optimizer and --schedule, found by name (nn/optim.h, nn/schedule.h). A schedule may be
+// none (constant). The Noam schedule's d_model is the model's --dim.
 std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer& opt, int64_t warmup_steps,
                                                int64_t total_steps) {
-  if (s.schedule == "constant") return nullptr;
-  if (s.schedule == "noam") return std::make_unique<nn::NoamLR>(opt, s.config.dim, warmup_steps);
-  if (s.schedule == "cosine") return std::make_unique<nn::CosineAnnealingLR>(opt, std::max<int64_t>(1, total_steps));
-  return std::make_unique<nn::LinearWarmupLR>(opt, warmup_steps);
+  nn::ScheduleContext run;
+  run.warmup_steps = warmup_steps;
+  run.total_steps = total_steps;
+  if (s.config.options.has("dim")) run.d_model = s.config.options.integer("dim");
+  return nn::make_schedule(s.schedule, opt, run);
 }
 
 // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
@@ -419,7 +437,7 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   out << "batches: " << batches_per_epoch << " per epoch, " << std::fixed << std::setprecision(1)
       << 100 * data::padding_share(first_batches, d.lengths, d.tgt_lengths) << "% of their positions padding\n"
       << std::defaultfloat;
-  const std::unique_ptr<nn::Optimizer> optimizer = make_optimizer(s, t.module().parameters());
+  const std::unique_ptr<nn::Optimizer> optimizer = nn::make_optimizer(s.optimizer, t.module().parameters(), s.lr);
   nn::Optimizer& opt = *optimizer;
   if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
   const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * batches_per_epoch);

@@ -1,8 +1,9 @@
-// examples/seqgrad/translator.cpp - building, training, decoding and saving the four model kinds.
+// examples/seqgrad/translator.cpp - building, training, decoding and saving any model kind.
 #include "examples/seqgrad/translator.h"
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "data/metrics.h"
 #include "io/safetensors.h"
@@ -21,13 +22,20 @@ constexpr const char* kFormat = "seqgrad-translator-1";
 // ================================================================================================
 // Configuration <-> JSON
 
+ModelConfig ModelConfig::resolved() const {
+  ModelConfig c = *this;
+  const nn::ModelKind& kind = nn::model_kind(model);
+  c.options = nn::resolve_options(
+      kind, [&](const nn::Option& o) { const io::Json* v = options.json().find(o.key); return v ? *v : io::Json(); },
+      [](const nn::Option& o) { return cat("the model option '", o.key, "'"); });
+  return c;
+}
+
 io::Json ModelConfig::to_json() const {
   io::Json j = io::Json::object();
-  j.set("model", model).set("attention", attention).set("layers", layers).set("hidden", hidden).set("dim", dim);
-  j.set("heads", heads).set("ffn", ffn).set("max_len", max_len).set("dropout", dropout);
-  j.set("bidirectional", bidirectional).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
-  j.set("decoder", decoder).set("window", window).set("window_size", window_size).set("context", context);
-  j.set("hard_attention", hard_attention).set("reverse_source", reverse_source).set("residual", residual);
+  j.set("model", model);
+  for (const auto& [key, value] : options.json().as_object()) j.set(key, value);
+  j.set("max_len", max_len).set("src_tokens", src_tokens).set("tgt_tokens", tgt_tokens);
   return j;
 }
 
@@ -41,56 +49,39 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
     check_state(v != nullptr, "the model configuration has no '", key, "'");
     return *v;
   };
-  auto whole = [&](const char* key, int64_t lo, int64_t hi) {
-    const io::Json& v = get(key);
-    check_state(v.is_integer() && v.as_int64() >= lo && v.as_int64() <= hi, "the model configuration's '", key,
-                "' must be a whole number from ", lo, " to ", hi, ", got ", v.dump());
-    return v.as_int64();
-  };
   auto one_of = [&](const char* key, const std::vector<std::string>& names) {
     const io::Json& v = get(key);
     const bool known = v.is_string() && std::find(names.begin(), names.end(), v.as_string()) != names.end();
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    check_state(known, "the model configuration's '", key, "' must be one of ", list, "; got ", v.dump());
+    check_state(known, "the model configuration's '", key, "' must be one of ", nn::join_names(names, ", "), "; got ",
+                v.dump());
     return v.as_string();
   };
   ModelConfig c;
-  c.model = one_of("model", kModelNames);
-  c.attention = one_of("attention", kScoreNames);
-  c.layers = whole("layers", 1, kMaxLayers);
-  c.hidden = whole("hidden", 1, kMaxWidth);
-  c.dim = whole("dim", 1, kMaxWidth);
-  c.heads = whole("heads", 1, kMaxHeads);
-  c.ffn = whole("ffn", 1, kMaxFeedForward);
-  c.max_len = whole("max_len", 1, kMaxDecode);
-  const io::Json& dropout = get("dropout");
-  check_state(dropout.is_number() && dropout.as_double() >= 0 && dropout.as_double() <= kMaxDropout,
-              "the model configuration's 'dropout' must be a number from 0 to ", kMaxDropout, ", got ",
-              dropout.dump());
-  c.dropout = dropout.as_double();
-  check_state(get("bidirectional").is_bool(), "the model configuration's 'bidirectional' must be true or false");
-  c.bidirectional = get("bidirectional").as_bool();
+  c.model = one_of("model", nn::model_names());
+  const io::Json& max_len = get("max_len");
+  check_state(max_len.is_integer() && max_len.as_int64() >= 1 && max_len.as_int64() <= kMaxDecode,
+              "the model configuration's 'max_len' must be a whole number from 1 to ", kMaxDecode, ", got ", max_len.dump());
+  c.max_len = max_len.as_int64();
   c.src_tokens = one_of("src_tokens", kTokenizerNames);
   c.tgt_tokens = one_of("tgt_tokens", kTokenizerNames);
-  // Checkpoints written before these choices existed have none of them: Luong, global, D = 3,
-  // the last state as the context.
-  if (j.find("decoder")) c.decoder = one_of("decoder", kDecoderNames);
-  if (j.find("window")) c.window = one_of("window", kWindowNames);
-  if (j.find("window_size")) c.window_size = whole("window_size", 1, kMaxDecode);
-  if (j.find("context")) c.context = one_of("context", kContextNames);
-  auto flag = [&](const char* key, bool& field) {
-    if (!j.find(key)) return;  // older checkpoints: the default (off; residual: on)
-    check_state(get(key).is_bool(), "the model configuration's '", key, "' must be true or false");
-    field = get(key).as_bool();
-  };
-  flag("hard_attention", c.hard_attention);
-  flag("reverse_source", c.reverse_source);
-  flag("residual", c.residual);
-  check_state(c.model != "gnmt" || c.layers >= 2, "the model configuration's 'layers' must be 2 or more for gnmt, got ",
-              c.layers);
-  check_state(c.model != "transformer" || c.dim % c.heads == 0, "the model configuration's 'dim' (", c.dim,
-              ") must be a multiple of 'heads' (", c.heads, ")");
+  // Every option the model takes, from the file; one a file written before it existed lacks
+  // takes its default (Luong, global, D = 3, the last state as the context, residual on).
+  try {
+    c.options = nn::resolve_options(
+        nn::model_kind(c.model),
+        [&](const nn::Option& o) {
+          const io::Json* v = j.find(o.key);
+          // Every checkpoint has written these since the first format: one without is damaged.
+          // (Options added later take their defaults when a file has none.)
+          static const std::set<std::string> kAlwaysWritten{"layers", "hidden", "dim", "heads", "ffn", "dropout",
+                                                            "bidirectional", "attention"};
+          check_state(v != nullptr || kAlwaysWritten.count(o.key) == 0, "the model configuration has no '", o.key, "'");
+          return v ? *v : io::Json();
+        },
+        [](const nn::Option& o) { return cat("the model configuration's '", o.key, "'"); });
+  } catch (const std::invalid_argument& e) {  // a rule between options (the kind's check)
+    throw std::runtime_error(cat("the model configuration: ", e.what()));
+  }
   return c;
 }
 
@@ -108,42 +99,16 @@ std::string first_difference(const ModelConfig& a, const ModelConfig& b, const c
 // Building
 
 Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt, data::Bpe src_merges, data::Bpe tgt_merges)
-    : config(c), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)), src_bpe(std::move(src_merges)),
+    : config(c.resolved()), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)), src_bpe(std::move(src_merges)),
       tgt_bpe(std::move(tgt_merges)) {
-  const int64_t S = src_vocab.size(), V = tgt_vocab.size();
-  const real dropout = static_cast<real>(c.dropout);
-  const std::string cell = c.model.substr(0, c.model.find('-'));  // "lstm-attn" -> "lstm"
-  // Build the kind asked for; from here on it is only an EncoderDecoder (and a Module).
-  auto keep = [&](auto model) {
-    module_ = model;
-    model_ = model.get();
-  };
-  if (c.model == "rnn" || c.model == "gru" || c.model == "lstm") {
-    keep(std::make_shared<nn::Seq2Seq>(nn::Seq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers)
-                                                 .with_hidden_size(c.hidden).with_embed_dim(c.dim)
-                                                 .with_bidirectional(c.bidirectional).with_dropout(dropout)
-                                                 .with_context(c.context == "mean"  ? nn::ContextKind::Mean
-                                                               : c.context == "max" ? nn::ContextKind::Max
-                                                                                    : nn::ContextKind::Last)));
-  } else if (c.model == "gru-attn" || c.model == "lstm-attn") {
-    keep(std::make_shared<nn::AttentionSeq2Seq>(
-        nn::AttentionSeq2SeqOptions(S, V).with_cell(cell).with_num_layers(c.layers).with_hidden_size(c.hidden)
-            .with_embed_dim(c.dim).with_bidirectional(c.bidirectional).with_dropout(dropout)
-            .with_score(nn::parse_score(c.attention)).with_max_source_len(c.max_len)
-            .with_style(c.decoder == "bahdanau" ? nn::AttentionStyle::Bahdanau : nn::AttentionStyle::Luong)
-            .with_local(c.window != "global", c.window_size, /*monotonic=*/c.window == "local-m")
-            .with_hard(c.hard_attention)));
-  } else if (c.model == "gnmt") {
-    keep(std::make_shared<nn::GNMT>(nn::GNMTOptions(S, V).with_num_layers(c.layers).with_hidden_size(c.hidden)
-                                        .with_embed_dim(c.dim).with_dropout(dropout).with_residual(c.residual)
-                                        .with_score(nn::parse_score(c.attention)).with_max_source_len(c.max_len)));
-  } else if (c.model == "transformer") {
-    keep(std::make_shared<nn::Transformer>(nn::TransformerOptions(S, V).with_d_model(c.dim).with_nhead(c.heads)
-                                                         .with_num_layers(c.layers).with_dim_feedforward(c.ffn)
-                                                         .with_dropout(dropout).with_max_len(c.max_len + 2)));
-  } else {
-    check(false, "seqgrad: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer, got '", c.model, "'");
-  }
+  // The kind builds itself from its options; from here on it is only an EncoderDecoder.
+  nn::ModelContext context;
+  context.name = config.model;
+  context.src_vocab = src_vocab.size();
+  context.tgt_vocab = tgt_vocab.size();
+  context.max_len = config.max_len;
+  model_ = nn::model_kind(config.model).build(config.options, context);
+  module_ = &model_->module();
 }
 
 const nn::Module& Translator::module() const { return *module_; }
@@ -181,22 +146,7 @@ data::EncodedPairs Translator::encode_pairs(const std::vector<data::Pair>& pairs
 
 Variable Translator::loss(const data::Batch& b, real label_smoothing) {
   const auto opt = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad).with_label_smoothing(label_smoothing);
-  if (config.hard_attention)  // where it looks is trained by REINFORCE (nn/attention_seq2seq.h)
-    return nn::attention_training_loss(static_cast<nn::AttentionSeq2Seq&>(module()), b.src, b.src_lengths, b.tgt_in,
-                                       b.tgt_out, opt, reinforce_baseline);
-  const Variable logits = model_->logits(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths);  // (B, T, V)
-  return nn::cross_entropy(logits, b.tgt_out, opt);
-}
-
-void Translator::prepare_source(std::vector<int64_t>& ids) const {
-  if (config.reverse_source) std::reverse(ids.begin(), ids.end());
-}
-
-std::string Translator::hard_sampler_state() const {
-  return static_cast<const nn::AttentionSeq2Seq&>(module()).sampler.state();
-}
-void Translator::set_hard_sampler_state(const std::string& state) {
-  static_cast<nn::AttentionSeq2Seq&>(module()).sampler.set_state(state);
+  return model_->training_loss(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths, b.tgt_out, opt);
 }
 
 std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
@@ -204,13 +154,12 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
   check(beam >= 1, "seqgrad translate: expected a beam size >= 1, got ", beam);
   check(batch >= 1, "seqgrad translate: expected a batch of >= 1 sentences, got ", batch);
   module().eval();
-  // Each source as the encoder reads it: an empty line still gets a (short) translation, a long
-  // one is cut to max_len, and --reverse-source turns it round.
+  // Each source as the model takes it: an empty line still gets a (short) translation, and a
+  // long one is cut to max_len.
   std::vector<std::vector<int64_t>> prepared = sources;
   for (auto& s : prepared) {
     if (s.empty()) s.push_back(data::Vocab::kUnk);
     if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
-    prepare_source(s);
   }
   // Batches of sentences of similar length waste little work on padding: decode in order of
   // length (ties in input order), `batch` sentences at a time, and put each result back in its

@@ -1,6 +1,6 @@
 // examples/seqgrad/translator.h - one interface over every sequence model the tool trains.
 //
-// A Translator owns a model (plain seq2seq, attention seq2seq, GNMT or Transformer), its two
+// A Translator owns a model (any kind nn/model_kind.h can build by name), its two
 // vocabularies and its configuration, and can compute a training loss, translate text, return
 // an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
 // the configuration, both vocabularies and the merges of a bpe side, so the checkpoint alone is
@@ -19,23 +19,15 @@
 #include "data/tokenizer.h"
 #include "data/vocab.h"
 #include "io/json.h"
-#include "nn/attention_seq2seq.h"
-#include "nn/gnmt.h"
-#include "nn/seq2seq.h"
-#include "nn/transformer.h"
+#include "nn/encoder_decoder.h"
+#include "nn/model_kind.h"
 
 namespace seqgrad::cli {
 
-// The names and ranges seqgrad train accepts, and a checkpoint's configuration must keep to.
-inline const std::vector<std::string> kModelNames{"rnn", "gru", "lstm", "gru-attn", "lstm-attn", "gnmt", "transformer"};
-inline const std::vector<std::string> kScoreNames{"dot", "general", "concat", "additive",
-                                                  "scaled-dot", "cosine", "mlp", "location"};
+// The tokenizers seqgrad train offers, and limits a checkpoint's configuration must keep to.
+// (Model kinds, scores, cells and their options come from nn/'s registries: nn/model_kind.h.)
 inline const std::vector<std::string> kTokenizerNames{"space", "char", "bpe"};
-inline const std::vector<std::string> kDecoderNames{"luong", "bahdanau"};
-inline const std::vector<std::string> kWindowNames{"global", "local-p", "local-m"};
-inline const std::vector<std::string> kContextNames{"last", "mean", "max"};
-constexpr int64_t kMaxLayers = 12, kMaxWidth = 4096, kMaxHeads = 64, kMaxFeedForward = 16384, kMaxDecode = 4096;
-constexpr double kMaxDropout = 0.9;
+constexpr int64_t kMaxDecode = 4096;
 // Sentences decoded at once by translate and eval (--batch): 64 rows (256 with beam 4) keep
 // the matrix products large enough to run at speed, in a few MB.
 // At most kMaxTranslateBatch: a batch is padded to its longest sentence, so memory grows with it.
@@ -45,24 +37,25 @@ constexpr int64_t kTranslateBatch = 64, kMaxTranslateBatch = 4096;
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kTrainStateKey = "seqgrad.train_state";
 
-// Everything needed to rebuild a model before loading its weights.
+// Everything needed to rebuild a model before loading its weights: the model kind, its
+// options (those it takes, nn/model_kind.h), the longest sequence and each side's tokenizer.
+// As JSON, one object: {"model": "lstm-attn", "layers": 2, ..., "max_len": 64, "src_tokens": ...}.
 struct ModelConfig {
-  std::string model = "transformer";  // rnn | gru | lstm | gru-attn | lstm-attn | gnmt | transformer
-  std::string attention = "general";  // score function of the -attn models
-  std::string decoder = "luong";      // the -attn models' decoder: luong | bahdanau
-  std::string window = "global";      // which positions it scores: global | local-p | local-m
-  int64_t window_size = 3;            // D of the local windows: 2D + 1 positions
-  std::string context = "last";       // plain seq2seq: the encoder's states -> its context vector
-  int64_t layers = 2, hidden = 128, dim = 64, heads = 4, ffn = 256, max_len = 64;
-  double dropout = 0.1;
-  bool bidirectional = false;
-  bool hard_attention = false;  // -attn models: read one sampled position per step (REINFORCE)
-  bool reverse_source = false;  // plain seq2seq: the encoder reads the source backwards
-  bool residual = true;         // gnmt: residual connections from layer 3 on
+  std::string model = "transformer";  // a name nn::model_names() lists
+  nn::Settings options;               // by key; resolved() fills in the defaults
+  int64_t max_len = 64;
   std::string src_tokens = "space", tgt_tokens = "space";  // space | char | bpe
 
+  ModelConfig& set(const std::string& key, io::Json value) {
+    options.set(key, std::move(value));
+    return *this;
+  }
+  // The options the model kind takes, each set (as given, or its default) and checked, the
+  // others dropped. Throws naming the option by key.
+  ModelConfig resolved() const;
   io::Json to_json() const;
-  // Checks every field against the range seqgrad train accepts, naming the field.
+  // Checks every field against what seqgrad train accepts, naming the field. Keys of options
+  // the model does not take are ignored (older checkpoints recorded every flag).
   static ModelConfig from_json(const io::Json& j);
 };
 
@@ -83,11 +76,10 @@ class Translator {
 
   nn::Module& module();
   const nn::Module& module() const;
-  // Mean cross-entropy over the batch's real target tokens. With hard attention, in training
-  // mode, plus the REINFORCE surrogate that trains where it looks (nn::reinforce_loss).
+  // The model's own training loss on a batch (nn/encoder_decoder.h): the mean cross-entropy
+  // over the real target tokens, plus whatever else the model trains (hard attention's
+  // REINFORCE term).
   Variable loss(const data::Batch& batch, real label_smoothing);
-  // --reverse-source: the source ids as the encoder reads them (reversed, or as they are).
-  void prepare_source(std::vector<int64_t>& ids) const;
   // Greedy (beam = 1) or beam search, for every model kind; ids without <bos>/<eos>. With
   // log_probs, also each output's log P(output + <eos> | source) under the model. The sources
   // are decoded `batch` at a time, shortest first, and returned in input order; the results are
@@ -120,17 +112,16 @@ class Translator {
   ModelConfig config;
   data::Vocab src_vocab, tgt_vocab;
   data::Bpe src_bpe, tgt_bpe;
-  // Hard attention's training state, saved in resume files so a resumed run samples the same
-  // positions: the sampler's random state, and REINFORCE's running baseline (-1: none yet).
-  std::string hard_sampler_state() const;
-  void set_hard_sampler_state(const std::string& state);
-  real reinforce_baseline = -1;
+  // What the model's training needs besides its tensors (nn::EncoderDecoder::training_state):
+  // saved in resume files, so a resumed run goes on exactly.
+  nn::EncoderDecoder& model() { return *model_; }
+  const nn::EncoderDecoder& model() const { return *model_; }
 
  private:
   // The model, whichever kind: everything after construction goes through the decoding
   // interface (nn/encoder_decoder.h), with no switch over kinds.
-  std::shared_ptr<nn::Module> module_;
-  nn::EncoderDecoder* model_ = nullptr;
+  std::shared_ptr<nn::EncoderDecoder> model_;
+  nn::Module* module_ = nullptr;  // the same model, as a Module
 };
 
 // How well a model translates `pairs` (greedy, or beam search with beam > 1; `batch` sentences

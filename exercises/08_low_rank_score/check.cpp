@@ -22,7 +22,7 @@ TEST_CASE("08: shapes for one query per sequence and for T queries; the paramete
 TEST_CASE("08: the same scores as the general score with W_a = U^T V") {
   manual_seed(9);
   LowRankScore score(3, 4, 2);
-  auto general = nn::make_score(nn::ScoreKind::General, 3, 4);
+  auto general = nn::make_score("general", 3, 4);
   auto& W = dynamic_cast<nn::Linear&>(*general->named_children()[0].second).weight;  // (H_q, H_k): q^T W k
   W.value() = matmul(score.U->weight.value(), score.V->weight.value(), /*trans_a=*/true, false);
   const Variable q(randn({2, 3, 3})), k(randn({2, 5, 4}));
@@ -52,4 +52,22 @@ TEST_CASE("08: gradcheck with respect to the query, the keys, U and V") {
   const Variable q(randn({2, 3})), k(randn({2, 4, 2}));
   const GradcheckResult rp = gradcheck_parameters([&] { return score.forward(q, k); }, score.parameters());
   CHECK_MESSAGE(rp.ok, rp.message);
+}
+
+TEST_CASE("08: registered as \"lowrank\", it runs inside an attention decoder, its rank an option") {
+  manual_seed(12);
+  REQUIRE(nn::scores().contains("lowrank"));
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(10, 10).with_cell("lstm").with_hidden_size(8).with_embed_dim(4)
+                                 .with_score("lowrank", nn::Settings().set("rank", 3)));
+  CHECK(model.score->name() == "LowRankScore");
+  bool found = false;
+  for (const auto& [name, p] : model.named_parameters())
+    if (name == "score.U.weight") found = p.shape() == Shape{3, 8};
+  CHECK(found);
+  const Tensor src = from_vector({3, 4, 5, 6, 7, 8}, {2, 3}), tgt = from_vector({1, 4, 5, 1, 6, 7}, {2, 3});
+  const Variable logits = model.logits(src, {3, 2}, tgt, {});
+  CHECK(logits.shape() == Shape{2, 3, 10});
+  CHECK(std::isfinite(sum(logits).item()));
+  // The default rank, 16, when none is given.
+  CHECK(dynamic_cast<LowRankScore&>(*nn::make_score("lowrank", 8, 8)).rank == 16);
 }

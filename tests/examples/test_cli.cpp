@@ -1,5 +1,6 @@
 // tests/examples/test_cli.cpp - the seqgrad tool, run in-process: argument errors (one line,
 // exit code 2), help, and a short train -> save -> translate -> eval round trip.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -38,7 +39,7 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
         "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
   CHECK(error_of({"train", "--task", "copy", "--model", "gpt", "--out", "m"}) ==
-        "error: seqgrad train: --model expects one of rnn, gru, lstm, gru-attn, lstm-attn, gnmt, transformer, got 'gpt'\n");
+        "error: seqgrad train: --model expects one of gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
   CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
         "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
   CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==
@@ -184,9 +185,10 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
   double total_greedy = 0, total_beam = 0;
   for (const auto& kind : kinds) {
     std::vector<std::string> words{"train", "--task", "reverse", "--n", "1500", "--min-len", "2", "--max-len", "5",
-                                   "--hidden", "48", "--dim", "32", "--epochs", "4", "--lr", "0.01", "--dropout", "0",
+                                   "--dim", "32", "--epochs", "4", "--lr", "0.01", "--dropout", "0",
                                    "--seed", "2", "--threads", "1", "--out", "build/test_cli_beam.safetensors"};
     words.insert(words.end(), kind.begin(), kind.end());
+    if (kind[1] != "transformer") words.insert(words.end(), {"--hidden", "48"});  // (a Transformer has no --hidden)
     const Result trained = run(words);
     CAPTURE(kind[1]);
     INFO(trained.err);
@@ -227,9 +229,9 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
   INFO(trained.err);
   REQUIRE(trained.code == 0);
   const std::unique_ptr<cli::Translator> t = cli::Translator::load("build/test_cli_window.safetensors");
-  CHECK(t->config.decoder == "bahdanau");
-  CHECK(t->config.window == "local-m");
-  CHECK(t->config.window_size == 2);
+  CHECK(t->config.options.text("decoder") == "bahdanau");
+  CHECK(t->config.options.text("window") == "local-m");
+  CHECK(t->config.options.integer("window_size") == 2);
   CHECK(t->module().to_string().find("AttentionSeq2Seq(bahdanau, score=general, local-m D=2") == 0);
   CHECK(run({"translate", "--model", "build/test_cli_window.safetensors", "a b"}).code == 0);
 
@@ -238,18 +240,18 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
   for (const auto& [key, value] : old.as_object())
     if (key != "decoder" && key != "window" && key != "window_size" && key != "context") without.set(key, value);
   const cli::ModelConfig read = cli::ModelConfig::from_json(without);
-  CHECK(read.decoder == "luong");
-  CHECK(read.window == "global");
-  CHECK(read.window_size == 3);
-  CHECK(read.context == "last");
+  CHECK(read.options.text("decoder") == "luong");
+  CHECK(read.options.text("window") == "global");
+  CHECK(!read.options.has("window_size"));  // a global window has no D
+  CHECK(!read.options.has("context"));      // an attention model has no context vector
   old.set("window", "local");
   CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(old),
-                       "the model configuration's 'window' must be one of global, local-p, local-m; got \"local\"",
+                       "the model configuration's 'window' must be one of global, local-p, local-m, got \"local\"",
                        std::runtime_error);
   CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--decoder", "transformer", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --decoder expects one of luong, bahdanau, got 'transformer'\n");
-  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--window", "0", "--out", "x.safetensors"}) ==
-        "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--attention-window", "local-p", "--window", "0",
+                  "--out", "x.safetensors"}) == "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
   // Validation sentences longer than --max-decode are cut as training ones are: the location
   // score has weights for --max-decode positions and no more.
   write_file("build/test_cli_long.tsv", "a b c d e f g h\th g f e d c b a\nb a\ta b\n");
@@ -264,7 +266,7 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
   REQUIRE(run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model", "gru", "--context",
                "mean", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
                "build/test_cli_window.safetensors"}).code == 0);
-  CHECK(cli::Translator::load("build/test_cli_window.safetensors")->config.context == "mean");
+  CHECK(cli::Translator::load("build/test_cli_window.safetensors")->config.options.text("context") == "mean");
   CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--context", "first", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --context expects one of last, mean, max, got 'first'\n");
   for (const char* f : {"build/test_cli_window.safetensors", "build/test_cli_window.training.svg"}) std::remove(f);
@@ -278,18 +280,63 @@ TEST_CASE("seqgrad train --reverse-source: the encoder reads backwards in traini
   INFO(trained.err);
   REQUIRE(trained.code == 0);
   const std::unique_ptr<cli::Translator> t = cli::Translator::load("build/test_cli_reversed.safetensors");
-  CHECK(t->config.reverse_source);
+  CHECK(t->config.options.on("reverse_source"));
   // Copying, learned from reversed sources: translation must reverse them too. Read forwards,
   // the same weights would mostly write the source backwards.
   const std::vector<data::Pair> held_out =
       data::make_pairs(data::Task::Copy, data::TaskOptions().with_n(200).with_lengths(2, 4).with_seed(7));
   const double reversed = cli::score(*t, held_out, 1).exact;
-  t->config.reverse_source = false;
+  static_cast<nn::Seq2Seq&>(t->model()).options.reverse_source = false;  // the same weights, reading forwards
   const double forwards = cli::score(*t, held_out, 1).exact;
   CHECK(reversed >= 0.6);
   CHECK(forwards < reversed - 0.3);
   CHECK(error_of({"train", "--task", "copy", "--model", "lstm-attn", "--reverse-source", "--out", "x.safetensors"}) ==
-        "error: seqgrad train: --reverse-source is for the plain seq2seq models (rnn, gru, lstm), not --model "
-        "lstm-attn: attention reaches every source word, and its alignments read in source order\n");
+        "error: seqgrad train: --reverse-source does not apply to --model lstm-attn as configured (it takes --layers, "
+        "--hidden, --dim, --dropout, --bidirectional, --attention, --decoder, --attention-window, --hard-attention)\n");
   for (const char* f : {"build/test_cli_reversed.safetensors", "build/test_cli_reversed.training.svg"}) std::remove(f);
+}
+
+// Each model takes the flags that apply to it; any other model flag is refused with one line
+// naming the flag and the model, and exit code 2 (once, such flags trained exactly as without
+// them and were recorded in the checkpoint as if used).
+TEST_CASE("seqgrad train: a model flag that does not apply to the model is refused, naming both") {
+  struct Case {
+    std::vector<std::string> flag;
+    std::vector<std::string> models;
+  };
+  const std::vector<Case> cases{
+      {{"--context", "mean"}, {"lstm-attn", "gnmt", "transformer"}},
+      {{"--decoder", "bahdanau"}, {"lstm", "gnmt", "transformer"}},
+      {{"--attention-window", "local-p"}, {"gru", "gnmt", "transformer"}},
+      {{"--window", "2"}, {"lstm-attn"}},  // a global window has no D
+      {{"--attention", "dot"}, {"lstm", "transformer"}},
+      {{"--no-residual"}, {"lstm-attn", "transformer"}},
+      {{"--bidirectional"}, {"transformer", "gnmt"}},
+      {{"--heads", "2"}, {"lstm", "gru-attn", "gnmt"}},
+      {{"--ffn", "64"}, {"lstm", "gru-attn", "gnmt"}},
+      {{"--hidden", "32"}, {"transformer"}},
+      {{"--reverse-source"}, {"gru-attn", "transformer"}},
+      {{"--hard-attention"}, {"gru", "gnmt"}},
+      {{"--attention-size", "8"}, {"lstm-attn"}},  // the general score has no hidden width
+      {{"--positional", "learned"}, {"lstm"}},
+  };
+  for (const Case& c : cases)
+    for (const std::string& model : c.models) {
+      CAPTURE(c.flag[0]);
+      CAPTURE(model);
+      std::vector<std::string> words{"train", "--task", "copy", "--model", model, "--out", "build/x.safetensors"};
+      words.insert(words.end(), c.flag.begin(), c.flag.end());
+      const Result r = run(words);
+      CHECK(r.code == 2);
+      CHECK(r.err.rfind("error: seqgrad train: " + c.flag[0] + " does not apply to --model " + model + " as configured (it takes --", 0) == 0);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+  // The same flags where they apply are taken (here, only checked: --epochs 0 stops the run).
+  CHECK(error_of({"train", "--task", "copy", "--model", "lstm-attn", "--attention-window", "local-p", "--window", "2",
+                  "--attention", "additive", "--attention-size", "8", "--epochs", "0", "--out", "build/x.safetensors"}) ==
+        "error: seqgrad train: --epochs expects a whole number from 1 to 100000, got '0'\n");
+  // A flag missing its value names that flag, not the next word.
+  CHECK(error_of({"train", "--task", "reverse", "--decoder", "--out", "m.safetensors"}) ==
+        "error: seqgrad train: --decoder needs a value\n");
+  CHECK(error_of({"train", "--task", "reverse", "--out"}) == "error: seqgrad train: --out needs a value\n");
 }

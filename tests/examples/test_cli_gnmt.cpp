@@ -32,8 +32,8 @@ TEST_CASE("seqgrad train --model gnmt: saved, loaded, evaluated, translated, res
   CHECK(trained.out.find("gnmt with ") != std::string::npos);
   const std::unique_ptr<cli::Translator> t = cli::Translator::load(model);
   CHECK(t->config.model == "gnmt");
-  CHECK(t->config.layers == 3);
-  CHECK_FALSE(t->config.residual);
+  CHECK(t->config.options.integer("layers") == 3);
+  CHECK_FALSE(t->config.options.on("residual"));
   CHECK(t->module().to_string().find("GNMT(layers=3, hidden=16, score=general, residual=false,") == 0);
 
   write_file("build/test_cli_gnmt.tsv", run({"data", "--task", "copy", "--n", "20", "--min-len", "2", "--max-len", "4",
@@ -57,14 +57,14 @@ TEST_CASE("seqgrad train --model gnmt: saved, loaded, evaluated, translated, res
   INFO(resumed.err);
   REQUIRE(resumed.code == 0);
   CHECK(resumed.out.find("resuming at epoch 2") != std::string::npos);
-  CHECK_FALSE(cli::Translator::load("build/test_cli_gnmt_cut.safetensors")->config.residual);
+  CHECK_FALSE(cli::Translator::load("build/test_cli_gnmt_cut.safetensors")->config.options.on("residual"));
 
   // A checkpoint from before gnmt has no 'residual': it reads as true.
   const io::Json saved = t->config.to_json();  // (kept: the loop refers into it)
   io::Json without = io::Json::object();
   for (const auto& [key, value] : saved.as_object())
     if (key != "residual") without.set(key, value);
-  CHECK(cli::ModelConfig::from_json(without).residual);
+  CHECK(cli::ModelConfig::from_json(without).options.on("residual"));
   for (const char* f : {"build/test_cli_gnmt.safetensors", "build/test_cli_gnmt.training.svg", "build/test_cli_gnmt.tsv",
                         "build/test_cli_gnmt.svg", "build/test_cli_gnmt_cut.safetensors",
                         "build/test_cli_gnmt_cut.training.svg"})
@@ -77,12 +77,14 @@ TEST_CASE("seqgrad train --model gnmt: the messages for too few layers and a bad
         "above it), got 1\n");
   cli::ModelConfig c;
   c.model = "gnmt";
-  c.layers = 1;
-  CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(c.to_json()),
-                       "the model configuration's 'layers' must be 2 or more for gnmt, got 1", std::runtime_error);
-  io::Json j = cli::ModelConfig().to_json();
+  io::Json j = c.resolved().to_json();
+  j.set("layers", 1);
+  CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(j),
+                       "the model configuration: --model gnmt needs --layers 2 or more (a bidirectional bottom layer "
+                       "and at least one above it), got 1", std::runtime_error);
+  j.set("layers", 2);
   j.set("residual", "yes");
-  CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(j), "the model configuration's 'residual' must be true or false",
+  CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(j), "the model configuration's 'residual' must be true or false, got \"yes\"",
                        std::runtime_error);
   // A model without attention has no alignment to draw.
   const Result rnn = train({"--task", "copy", "--n", "50", "--model", "gru", "--hidden", "8", "--dim", "4", "--layers",

@@ -65,7 +65,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 // same batched code, read and written under AddressSanitizer; the thread counts are `make
 // test`'s to compare.
 void check_batches_agree(cli::ModelConfig config) {
-  config.dropout = 0;
+  config.set("dropout", 0);
   config.max_len = 12;
   std::unique_ptr<cli::Translator> t = briefly_trained(config);
   const auto sources = mixed_sources(*t);
@@ -102,11 +102,7 @@ void check_batches_agree(cli::ModelConfig config) {
 cli::ModelConfig kind(const std::string& model) {
   cli::ModelConfig c;
   c.model = model;
-  c.layers = 1;
-  c.hidden = 24;
-  c.dim = 16;
-  c.heads = 2;
-  c.ffn = 32;
+  c.set("layers", 1).set("hidden", 24).set("dim", 16).set("heads", 2).set("ffn", 32);  // (each kind takes its own)
   return c;
 }
 
@@ -118,43 +114,43 @@ TEST_CASE("batched decoding equals one sentence at a time: plain seq2seq (rnn, g
     check_batches_agree(kind(model));
   }
   cli::ModelConfig c = kind("lstm");  // two layers, both directions, the mean of the states
-  c.layers = 2;
-  c.bidirectional = true;
-  c.context = "mean";
+  c.set("layers", 2);
+  c.set("bidirectional", true);
+  c.set("context", "mean");
   check_batches_agree(c);
-  c.context = "max";
-  c.reverse_source = true;
+  c.set("context", "max");
+  c.set("reverse_source", true);
   check_batches_agree(c);
 }
 
 TEST_CASE("batched decoding equals one sentence at a time: attention decoders, every score and window") {
-  for (const std::string& score : cli::kScoreNames) {
+  for (const std::string& score : nn::scores().names()) {
     CAPTURE(score);
     cli::ModelConfig c = kind("gru-attn");
-    c.attention = score;
+    c.set("attention", score);
     check_batches_agree(c);
   }
   cli::ModelConfig c = kind("lstm-attn");
-  c.decoder = "bahdanau";
-  c.bidirectional = true;
+  c.set("decoder", "bahdanau");
+  c.set("bidirectional", true);
   check_batches_agree(c);
   for (const std::string window : {"local-p", "local-m"}) {
     CAPTURE(window);
     c = kind("lstm-attn");
-    c.window = window;
-    c.window_size = 2;
+    c.set("window", window);
+    c.set("window_size", 2);
     check_batches_agree(c);
   }
   c = kind("gru-attn");
-  c.hard_attention = true;
+  c.set("hard_attention", true);
   check_batches_agree(c);
 }
 
 TEST_CASE("batched decoding equals one sentence at a time: GNMT and the Transformer") {
   cli::ModelConfig c = kind("gnmt");
-  c.layers = 3;
+  c.set("layers", 3);
   check_batches_agree(c);
   c = kind("transformer");
-  c.layers = 2;
+  c.set("layers", 2);
   check_batches_agree(c);
 }

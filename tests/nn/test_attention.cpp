@@ -12,10 +12,9 @@ TEST_CASE("weights sum to 1 and masked positions get exactly 0") {
   manual_seed(1);
   const Tensor mask = nn::padding_mask({4, 2, 3}, 4);
   CHECK(mask.to_vector() == std::vector<real>{0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1});
-  for (nn::ScoreKind kind : {nn::ScoreKind::Dot, nn::ScoreKind::General, nn::ScoreKind::Concat, nn::ScoreKind::Additive,
-                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP,
-                             nn::ScoreKind::Location}) {
-    CAPTURE(nn::score_name(kind));
+  // Every registered score (a new one is tested here as soon as it registers).
+  for (const std::string& kind : nn::scores().names()) {
+    CAPTURE(kind);
     auto score = nn::make_score(kind, 6, 6, 8, /*max_positions=*/5);
     const Variable q(randn({3, 6})), k(randn({3, 4, 6}));
     const Variable scores = score->forward(q, k);
@@ -32,7 +31,7 @@ TEST_CASE("weights sum to 1 and masked positions get exactly 0") {
 
 TEST_CASE("location score: W q, one row per source position, the keys only say how many") {
   manual_seed(2);
-  auto score = nn::make_score(nn::ScoreKind::Location, 3, 5, 0, /*max_positions=*/4);
+  auto score = nn::make_score("location", 3, 5, 0, /*max_positions=*/4);
   CHECK(score->to_string().rfind("LocationScore(3, max_positions=4,\n  (W): Linear(in_features=3, out_features=4, bias=false)", 0) == 0);
   const Tensor q = randn({2, 3});
   const Tensor W = dynamic_cast<nn::Linear&>(*score->named_children()[0].second).weight.value();  // (4, 3)
@@ -48,11 +47,10 @@ TEST_CASE("location score: W q, one row per source position, the keys only say h
   CHECK(score->forward(Variable(q), Variable(randn({2, 3, 5}))).value().to_vector() == scores.to_vector());
   CHECK_THROWS_WITH_AS(score->forward(Variable(q), Variable(randn({2, 5, 5}))),
                        "LocationScore: the source has 5 positions, more than the 4 it was built for", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::make_score(nn::ScoreKind::Location, 3, 5),
+  CHECK_THROWS_WITH_AS(nn::make_score("location", 3, 5),
                        "LocationScore: expected max_positions > 0 (the longest source it scores), got 0",
                        std::invalid_argument);
-  CHECK(nn::parse_score("location") == nn::ScoreKind::Location);
-  CHECK(nn::score_name(nn::ScoreKind::Location) == "location");
+  CHECK(nn::scores().contains("location"));
 }
 
 TEST_CASE("a fully masked row gives zero weights and zero gradients, never NaN") {
@@ -70,10 +68,10 @@ TEST_CASE("a fully masked row gives zero weights and zero gradients, never NaN")
 
 TEST_CASE("score formulas: dot, scaled dot, cosine against hand computation") {
   const Variable q(from_vector({1, 2}, {1, 2})), k(from_vector({3, 4, -1, 0}, {1, 2, 2}));
-  CHECK(nn::make_score(nn::ScoreKind::Dot, 2, 2)->forward(q, k).value().to_vector() == std::vector<real>{11, -1});
-  CHECK(allclose(nn::make_score(nn::ScoreKind::ScaledDot, 2, 2)->forward(q, k).value(),
+  CHECK(nn::make_score("dot", 2, 2)->forward(q, k).value().to_vector() == std::vector<real>{11, -1});
+  CHECK(allclose(nn::make_score("scaled-dot", 2, 2)->forward(q, k).value(),
                  from_vector({11 / std::sqrt(real(2)), -1 / std::sqrt(real(2))}, {1, 2})));
-  CHECK(allclose(nn::make_score(nn::ScoreKind::Cosine, 2, 2)->forward(q, k).value(),
+  CHECK(allclose(nn::make_score("cosine", 2, 2)->forward(q, k).value(),
                  from_vector({11 / (std::sqrt(real(5)) * 5), -1 / std::sqrt(real(5))}, {1, 2}), 1e-5));
 }
 
@@ -90,14 +88,14 @@ TEST_CASE("scaled dot-product attention with a causal mask: position t sees only
 }
 
 TEST_CASE("attention errors") {
-  auto dot = nn::make_score(nn::ScoreKind::Dot, 4, 4);
+  auto dot = nn::make_score("dot", 4, 4);
   CHECK_THROWS_WITH_AS(dot->forward(Variable(zeros({2, 4})), Variable(zeros({2, 3, 5}))),
                        "DotScore: expected keys of shape (B, S, 4), got [2, 3, 5]", std::invalid_argument);
   CHECK_THROWS_WITH_AS(dot->forward(Variable(zeros({3, 4})), Variable(zeros({2, 3, 4}))),
                        "DotScore: expected a query of shape (2, 4) or (2, T, 4), got [3, 4]", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::make_score(nn::ScoreKind::Dot, 4, 5), "DotScore: expected query and key sizes to be equal, got 4 and 5",
+  CHECK_THROWS_WITH_AS(nn::make_score("dot", 4, 5), "DotScore: expected query and key sizes to be equal, got 4 and 5",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::parse_score("bilinear"),
-                       "attention: expected one of dot, general, concat, additive, scaled-dot, cosine, mlp, location, got 'bilinear'",
+  CHECK_THROWS_WITH_AS(nn::make_score("bilinear", 4, 4),
+                       "expected an attention score named additive, concat, cosine, dot, general, location, mlp or scaled-dot, got 'bilinear'",
                        std::invalid_argument);
 }

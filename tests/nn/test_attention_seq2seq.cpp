@@ -18,7 +18,7 @@ TEST_CASE("shapes, and alignments that sum to 1 and ignore padding") {
   manual_seed(1);
   const data::Batch b = data::make_batch({{5, 6, 7, 8}, {8, 9}}, {{5, 6, 7}, {9}});
   for (auto style : {nn::AttentionStyle::Luong, nn::AttentionStyle::Bahdanau}) {
-    nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_style(style).with_score(nn::ScoreKind::Additive)
+    nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(12, 12).with_style(style).with_score("additive")
                                    .with_bidirectional(true).with_hidden_size(8));
     const nn::AttentionOutput out = model.forward(b.src, b.src_lengths, b.tgt_in);
     CHECK(out.logits.shape() == Shape{2, 4, 12});
@@ -129,6 +129,6 @@ TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
 TEST_CASE("attention seq2seq errors") {
   CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_local(true, 0)),
                        "AttentionSeq2Seq: expected a local window D >= 1, got 0", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_bidirectional(true).with_score(nn::ScoreKind::Dot)),
+  CHECK_THROWS_WITH_AS(nn::AttentionSeq2Seq(nn::AttentionSeq2SeqOptions(12, 12).with_bidirectional(true).with_score("dot")),
                        "DotScore: expected query and key sizes to be equal, got 64 and 128", std::invalid_argument);
 }

@@ -19,16 +19,16 @@ TEST_CASE("grad through the attention decoders, every parameter") {
     nn::AttentionSeq2SeqOptions options;
   };
   const auto base = nn::AttentionSeq2SeqOptions(8, 8).with_hidden_size(3).with_embed_dim(2);
-  for (const Case& c : {Case{"luong general", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::General)},
-                        Case{"luong concat lstm", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Concat)
+  for (const Case& c : {Case{"luong general", nn::AttentionSeq2SeqOptions(base).with_score("general")},
+                        Case{"luong concat lstm", nn::AttentionSeq2SeqOptions(base).with_score("concat")
                                                       .with_cell("lstm")},
                         Case{"bahdanau additive", nn::AttentionSeq2SeqOptions(base)
                                                       .with_style(nn::AttentionStyle::Bahdanau)
-                                                      .with_score(nn::ScoreKind::Additive)
+                                                      .with_score("additive")
                                                       .with_bidirectional(true)},
-                        Case{"luong local", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Dot).with_local(true, 1)},
+                        Case{"luong local", nn::AttentionSeq2SeqOptions(base).with_score("dot").with_local(true, 1)},
                         Case{"luong local-m", nn::AttentionSeq2SeqOptions(base).with_local(true, 1, /*monotonic=*/true)},
-                        Case{"luong location", nn::AttentionSeq2SeqOptions(base).with_score(nn::ScoreKind::Location)
+                        Case{"luong location", nn::AttentionSeq2SeqOptions(base).with_score("location")
                                                    .with_max_source_len(4)}}) {
     CAPTURE(c.name);
     manual_seed(3);

@@ -154,8 +154,8 @@ TEST_CASE("recurrent layer errors") {
                        std::invalid_argument);
   // A model names its cell; a name that is not one is refused with the three it could be.
   CHECK_THROWS_WITH_AS(nn::make_recurrent_layer("LSTM", nn::RNNOptions(2, 2)),
-                       "expected a recurrent cell named rnn, lstm or gru, got 'LSTM'", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::make_recurrent_cell("tcn", 2, 2), "expected a recurrent cell named rnn, lstm or gru, got 'tcn'",
+                       "expected a recurrent cell named gru, lstm or rnn, got 'LSTM'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_recurrent_cell("tcn", 2, 2), "expected a recurrent cell named gru, lstm or rnn, got 'tcn'",
                        std::invalid_argument);
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("training is bit-identical on 1, 2 and 3 threads: LSTM with Luong atte
   auto make_lstm = [=] {
     return std::make_shared<nn::AttentionSeq2Seq>(nn::AttentionSeq2SeqOptions(V, V)
                                                       .with_cell("lstm")
-                                                      .with_score(nn::ScoreKind::General)
+                                                      .with_score("general")
                                                       .with_hidden_size(64)
                                                       .with_embed_dim(32));
   };

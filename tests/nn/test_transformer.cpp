@@ -224,7 +224,7 @@ TEST_CASE("Transformer: names, shared or separate embeddings, logits shape") {
   nn::Transformer shared(nn::TransformerOptions(o).with_share_embeddings(true));
   CHECK(shared.src_embed == shared.tgt_embed);
   CHECK(shared.num_parameters() == separate.num_parameters() - 12 * 8);
-  nn::Transformer learned(nn::TransformerOptions(o).with_positional(nn::PositionalKind::Learned).with_max_len(20));
+  nn::Transformer learned(nn::TransformerOptions(o).with_positional("learned").with_max_len(20));
   CHECK(learned.pos_encoding->named_parameters()[0].second.shape() == Shape{20, 8});
 
   const Tensor src = random_ids({3, 5}, 12), tgt = random_ids({3, 4}, 12);

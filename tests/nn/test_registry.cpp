@@ -1,0 +1,165 @@
+// tests/nn/test_registry.cpp - components found by name: the registries, options and settings,
+// model kinds, and replacing a registered child.
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+struct Thing {
+  std::string name, help;
+  int value = 0;
+};
+
+}  // namespace
+
+TEST_CASE("registry: names in alphabetical order, one entry a name, unknown names listed in the error") {
+  nn::Registry<Thing> things("example thing");
+  CHECK(things.add({"zeta", "the last", 3}));
+  CHECK(things.add({"alpha", "the first", 1}));
+  CHECK(things.names() == std::vector<std::string>{"alpha", "zeta"});
+  CHECK(things.get("zeta").value == 3);
+  CHECK(things.contains("alpha"));
+  CHECK(things.find("beta") == nullptr);
+  CHECK_THROWS_WITH_AS(things.add({"alpha", "again", 2}), "Registry: a example thing named 'alpha' is registered twice",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(things.get("beta"), "expected an example thing named alpha or zeta, got 'beta'",
+                       std::invalid_argument);
+  CHECK(nn::join_names({"a", "b", "c"}) == "a, b or c");
+  CHECK(nn::join_names({"a"}) == "a");
+}
+
+TEST_CASE("registry: the library's own components are all registered") {
+  CHECK(nn::scores().names() ==
+        std::vector<std::string>{"additive", "concat", "cosine", "dot", "general", "location", "mlp", "scaled-dot"});
+  for (const char* cell : {"gru", "lstm", "rnn"}) CHECK(nn::cells().contains(cell));
+  CHECK(nn::positional_encodings().names() == std::vector<std::string>{"learned", "sinusoidal"});
+  CHECK(nn::optimizers().names() == std::vector<std::string>{"adam", "adamw", "sgd"});
+  CHECK(nn::schedules().names() == std::vector<std::string>{"constant", "cosine", "noam", "warmup"});
+  for (const char* model : {"gnmt", "gru", "gru-attn", "lstm", "lstm-attn", "rnn", "rnn-attn", "transformer"}) {
+    CAPTURE(model);
+    const std::vector<std::string> names = nn::model_names();
+    CHECK(std::find(names.begin(), names.end(), model) != names.end());
+  }
+  CHECK_THROWS_WITH_AS(nn::model_kind("gpt"),
+                       "expected a model named gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn or transformer, got 'gpt'",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_positional_encoding("rotary", 8, 16),
+                       "expected a positional encoding named learned or sinusoidal, got 'rotary'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_optimizer("lion", {}, real(0.1)), "expected an optimizer named adam, adamw or sgd, got 'lion'",
+                       std::invalid_argument);
+}
+
+TEST_CASE("registry: an optimizer and a schedule by name are the ones the tool always used") {
+  // "adam": Adam with the Transformer paper's betas (0.9, 0.98) and eps 1e-9, step for step.
+  Variable a(from_vector({1, -2}, {2}), true), b(from_vector({1, -2}, {2}), true);
+  auto by_name = nn::make_optimizer("adam", {a}, real(0.1));
+  nn::Adam by_hand({b}, nn::AdamOptions(real(0.1)).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9)));
+  for (int k = 0; k < 3; ++k) {
+    a.set_grad(from_vector({real(0.5) * static_cast<real>(k + 1), real(-1)}, {2}));
+    b.set_grad(a.grad().clone());
+    by_name->step();
+    by_hand.step();
+  }
+  CHECK(a.value().to_vector() == b.value().to_vector());
+  Variable w(from_vector({1, -2}, {2}), true);
+  CHECK(dynamic_cast<nn::AdamW*>(nn::make_optimizer("adamw", {w}, real(0.1)).get()) != nullptr);
+  auto sgd = nn::make_optimizer("sgd", {w}, real(0.1));
+  nn::ScheduleContext run;
+  run.warmup_steps = 4;
+  run.total_steps = 10;
+  CHECK(nn::make_schedule("constant", *sgd, run) == nullptr);
+  CHECK(dynamic_cast<nn::LinearWarmupLR*>(nn::make_schedule("warmup", *sgd, run).get()) != nullptr);
+  CHECK(dynamic_cast<nn::NoamLR*>(nn::make_schedule("noam", *sgd, run).get()) != nullptr);
+  CHECK(dynamic_cast<nn::CosineAnnealingLR*>(nn::make_schedule("cosine", *sgd, run).get()) != nullptr);
+}
+
+TEST_CASE("options: each checks its values and gives its default; settings name a missing or mistyped value") {
+  const nn::Option layers = nn::integer_option("layers", 2, 1, 12, "layers");
+  std::string why;
+  CHECK(layers.accepts(io::Json(3), why));
+  CHECK_FALSE(layers.accepts(io::Json(13), why));
+  CHECK(why == "a whole number from 1 to 12");
+  CHECK_FALSE(layers.accepts(io::Json(2.5), why));
+  CHECK(layers.default_json() == io::Json(2));
+  nn::Option window = nn::integer_option("window_size", 3, 1, 9, "D");
+  CHECK(window.flag_name() == "window-size");
+  window.flag = "window";
+  CHECK(window.flag_name() == "window");
+  const nn::Option mode = nn::choice_option("mode", "a", [] { return std::vector<std::string>{"a", "b"}; }, "mode");
+  CHECK_FALSE(mode.accepts(io::Json("c"), why));
+  CHECK(why == "one of a, b");
+  CHECK(nn::switch_option("on", true, "").default_json() == io::Json(true));
+  CHECK(nn::number_option("p", 0.5, 0, 1, "").accepts(io::Json(1), why));
+
+  nn::Settings s;
+  s.set("layers", 3).set("name", "x");
+  CHECK(s.integer("layers") == 3);
+  CHECK(s.text("name") == "x");
+  CHECK_THROWS_WITH_AS(s.integer("hidden"), "Settings: no value for the option 'hidden'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(s.on("layers"), "Settings: the option 'layers' must be true or false, got 3", std::invalid_argument);
+}
+
+TEST_CASE("model kinds: the options each takes, resolved with defaults; a bad value and a broken rule named") {
+  auto from = [](std::map<std::string, io::Json> given) {
+    return [given](const nn::Option& o) {
+      const auto it = given.find(o.key);
+      return it == given.end() ? io::Json() : it->second;
+    };
+  };
+  auto flag = [](const nn::Option& o) { return "--" + o.flag_name(); };
+  std::vector<nn::Option> taken;
+  // A global window takes no D; a local one does; a score with options brings them.
+  nn::Settings s = nn::resolve_options(nn::model_kind("lstm-attn"), from({}), flag, &taken);
+  CHECK(s.text("window") == "global");
+  CHECK_FALSE(s.has("window_size"));
+  CHECK_FALSE(s.has("attention_size"));
+  s = nn::resolve_options(nn::model_kind("lstm-attn"),
+                          from({{"window", io::Json("local-m")}, {"attention", io::Json("additive")}}), flag, &taken);
+  CHECK(s.integer("window_size") == 3);
+  CHECK(s.integer("attention_size") == 0);
+  CHECK(nn::model_kind("gru-attn").name == "{cell}-attn");
+  // The Transformer takes no --hidden; gnmt needs 2 layers; dim must split into the heads.
+  s = nn::resolve_options(nn::model_kind("transformer"), from({}), flag, &taken);
+  CHECK_FALSE(s.has("hidden"));
+  CHECK(s.text("positional") == "sinusoidal");
+  CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("transformer"), from({{"dim", io::Json(6)}}), flag),
+                       "--dim (6) must be a multiple of --heads (4)", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("gnmt"), from({{"layers", io::Json(1)}}), flag),
+                       "--model gnmt needs --layers 2 or more (a bidirectional bottom layer and at least one above it), "
+                       "got 1", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("lstm"), from({{"context", io::Json("first")}}), flag),
+                       "--context must be one of last, mean, max, got \"first\"", std::runtime_error);
+  // Built from the options: the cell comes from the name.
+  nn::ModelContext context;
+  context.name = "rnn-attn";
+  context.src_vocab = context.tgt_vocab = 9;
+  CHECK(context.cell() == "rnn");
+  const auto model = nn::model_kind("rnn-attn").build(nn::resolve_options(nn::model_kind("rnn-attn"), from({}), flag),
+                                                      context);
+  CHECK(model->module().name() == "AttentionSeq2Seq");
+}
+
+TEST_CASE("replace_module puts a new child in place; a member assigned without it is refused, never ignored") {
+  manual_seed(3);
+  nn::AttentionSeq2Seq model(nn::AttentionSeq2SeqOptions(8, 8).with_hidden_size(6).with_embed_dim(4));
+  const Tensor src = from_vector({3, 4, 5, 6}, {2, 2}), tgt = from_vector({1, 4, 1, 5}, {2, 2});
+  const size_t before = model.named_parameters().size();
+  // Assigned alone: the old score is still the registered one, so training would train and
+  // save it while the new one ran. Refused, with the way to do it.
+  model.score = nn::make_score("dot", 6, 6);
+  CHECK_THROWS_WITH_AS(model.logits(src, {2, 2}, tgt, {}),
+                       "AttentionSeq2Seq: its member 'score' is not the child registered as 'score' (was it assigned? "
+                       "replace a child with model.score = model.replace_module(\"score\", ...))",
+                       std::invalid_argument);
+  // Replaced: the general score's W is gone from the parameters, and the model runs.
+  model.score = model.replace_module("score", nn::make_score("dot", 6, 6));
+  CHECK(model.named_parameters().size() == before - 1);
+  CHECK(model.logits(src, {2, 2}, tgt, {}).shape() == Shape{2, 2, 8});
+  model.eval();
+  model.score = model.replace_module("score", nn::make_score("general", 6, 6));
+  CHECK_FALSE(model.score->is_training());  // the new child takes its parent's mode
+  CHECK(model.named_parameters().size() == before);
+  CHECK_THROWS_WITH_AS(model.replace_module("scores", nn::make_score("dot", 6, 6)),
+                       "AttentionSeq2Seq: there is no child named 'scores' to replace", std::invalid_argument);
+}
