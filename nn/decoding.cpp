@@ -32,12 +32,15 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Row `row`'s attention in every layer, cut to its first `steps` steps and `S` source
-// positions: per layer (NH, steps, S).
-std::vector<Tensor> attention_of(const DecoderState& state, int64_t row, int64_t steps, int64_t S) {
+// Row `row`'s attention in every layer, cut to its first `steps` steps and to source b's
+// length (without src_lengths, all S_max positions: an image has no padding): per layer
+// (NH, steps, S).
+std::vector<Tensor> attention_of(const DecoderState& state, int64_t row, int64_t steps,
+                                 const std::vector<int64_t>& src_lengths, int64_t b) {
   std::vector<Tensor> out;
   for (const Tensor& layer : state.attention) {
     const Tensor a = slice(layer, 0, row, row + 1);  // (1, NH, t, S_max)
+    const int64_t S = src_lengths.empty() ? a.size(3) : src_lengths[b];
     out.push_back(slice(slice(a, 2, 0, steps), 3, 0, S).reshape({a.size(1), steps, S}));
   }
   return out;
@@ -58,16 +61,13 @@ class InferenceGuard {
 };
 
 void check_decode(const Tensor& src, const std::vector<int64_t>& src_lengths, const DecodeOptions& o, const char* op) {
-  check(src.dim() == 2, op, ": expected source ids of shape (B, S), got ", src.shape());
+  check(src.dim() >= 2, op, ": expected a batch of sources (B, ...): ids (B, S) or images (B, C, H, W), got ",
+        src.shape());
   check(src_lengths.empty() || static_cast<int64_t>(src_lengths.size()) == src.size(0), op, ": expected ", src.size(0),
         " source lengths, got ", src_lengths.size());
   check(o.max_len >= 1, op, ": expected max_len >= 1, got ", o.max_len);
   check(o.beam_size >= 1, op, ": expected beam_size >= 1, got ", o.beam_size);
   check(o.length_penalty >= 0, op, ": expected length_penalty >= 0, got ", o.length_penalty);
-}
-
-int64_t source_length(const Tensor& src, const std::vector<int64_t>& src_lengths, int64_t b) {
-  return src_lengths.empty() ? src.size(1) : src_lengths[b];
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, con
   auto keep_attention = [&](int64_t row) {
     const int64_t b = live[row];
     if (o.need_weights && !state->attention.empty())
-      r.cross_attention[b] = attention_of(*state, row, steps[b], source_length(src, src_lengths, b));
+      r.cross_attention[b] = attention_of(*state, row, steps[b], src_lengths, b);
   };
   Tensor token = full({B}, static_cast<real>(kBosId));
   // [docs:greedy_loop]
@@ -374,7 +374,7 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
   const int64_t B = src.size(0), K = o.beam_size;
   std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   auto attention = [&](int64_t row, int64_t steps, int64_t b) {
-    return o.need_weights ? attention_of(*state, row, steps, source_length(src, src_lengths, b)) : std::vector<Tensor>();
+    return o.need_weights ? attention_of(*state, row, steps, src_lengths, b) : std::vector<Tensor>();
   };
   const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, o.length_penalty);
   const Search search{K, o.length_penalty, longest_penalty, attention};

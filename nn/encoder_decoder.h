@@ -51,7 +51,8 @@ class EncoderDecoder {
   virtual ~EncoderDecoder() = default;
 
   // Teacher forcing: src (B, S) ids, tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V).
-  // src_lengths / tgt_lengths (B): the real length of each row (empty: all of them).
+  // src_lengths / tgt_lengths (B): the real length of each row (empty: all of them). A model
+  // may read another kind of source: ImageToText's is a batch of images (B, C, H, W).
   virtual Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                           const std::vector<int64_t>& tgt_lengths) = 0;
 
