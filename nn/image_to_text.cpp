@@ -90,6 +90,7 @@ Variable ImageToText::logits(const Tensor& images, const std::vector<int64_t>& s
   return forward(images, tgt_in);
 }
 
+// [docs:image_to_text_decode]
 std::unique_ptr<DecoderState> ImageToText::start(const Tensor& images, const std::vector<int64_t>& src_lengths,
                                                  const StartOptions& start_options) {
   check_no_lengths(src_lengths);
@@ -109,5 +110,6 @@ Tensor ImageToText::step(DecoderState& base, const Tensor& tokens) {
   if (state.need_weights) state.record_attention({a.value().reshape({N, 1, 1, a.size(1)})});
   return log_softmax(logits.value(), -1);  // (N, V)
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn
