@@ -3,8 +3,9 @@
 // Decoding a model means: encode the source once; then, one token at a time, step from a
 // decoder state and the previous token to the log-probabilities of the next token. Beam search
 // also needs to reorder the states (row i now continues row index[i]). Seq2Seq (seq2seq.h),
-// AttentionSeq2Seq (attention_seq2seq.h) and Transformer (transformer.h) implement this, so
-// greedy decoding, beam search and sampling (decoding.h) are written once, for all of them.
+// AttentionSeq2Seq (attention_seq2seq.h), GNMT (gnmt.h), Transformer (transformer.h) and
+// ImageToText (image_to_text.h, whose source is a batch of images) implement this, so greedy
+// decoding, beam search and sampling (decoding.h) are written once, for all of them.
 // What this is not: training. Teacher forcing runs the whole target at once (`logits`), which
 // is much faster than stepping. Read next: decoding.h.
 #pragma once
