@@ -32,12 +32,15 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Row `row`'s attention in every layer, cut to its first `steps` steps and `S` source
-// positions: per layer (NH, steps, S).
-std::vector<Tensor> attention_of(const DecoderState& state, int64_t row, int64_t steps, int64_t S) {
+// Row `row`'s attention in every layer, cut to its first `steps` steps and to source b's
+// length (without src_lengths, all S_max positions: an image has no padding): per layer
+// (NH, steps, S).
+std::vector<Tensor> attention_of(const DecoderState& state, int64_t row, int64_t steps,
+                                 const std::vector<int64_t>& src_lengths, int64_t b) {
   std::vector<Tensor> out;
   for (const Tensor& layer : state.attention) {
     const Tensor a = slice(layer, 0, row, row + 1);  // (1, NH, t, S_max)
+    const int64_t S = src_lengths.empty() ? a.size(3) : src_lengths[b];
     out.push_back(slice(slice(a, 2, 0, steps), 3, 0, S).reshape({a.size(1), steps, S}));
   }
   return out;
@@ -58,16 +61,13 @@ class InferenceGuard {
 };
 
 void check_decode(const Tensor& src, const std::vector<int64_t>& src_lengths, const DecodeOptions& o, const char* op) {
-  check(src.dim() == 2, op, ": expected source ids of shape (B, S), got ", src.shape());
+  check(src.dim() >= 2, op, ": expected a batch of sources (B, ...): ids (B, S) or images (B, C, H, W), got ",
+        src.shape());
   check(src_lengths.empty() || static_cast<int64_t>(src_lengths.size()) == src.size(0), op, ": expected ", src.size(0),
         " source lengths, got ", src_lengths.size());
   check(o.max_len >= 1, op, ": expected max_len >= 1, got ", o.max_len);
   check(o.beam_size >= 1, op, ": expected beam_size >= 1, got ", o.beam_size);
   check(o.length_penalty >= 0, op, ": expected length_penalty >= 0, got ", o.length_penalty);
-}
-
-int64_t source_length(const Tensor& src, const std::vector<int64_t>& src_lengths, int64_t b) {
-  return src_lengths.empty() ? src.size(1) : src_lengths[b];
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, con
   auto keep_attention = [&](int64_t row) {
     const int64_t b = live[row];
     if (o.need_weights && !state->attention.empty())
-      r.cross_attention[b] = attention_of(*state, row, steps[b], source_length(src, src_lengths, b));
+      r.cross_attention[b] = attention_of(*state, row, steps[b], src_lengths, b);
   };
   Tensor token = full({B}, static_cast<real>(kBosId));
   // [docs:greedy_loop]
@@ -179,6 +179,15 @@ DecodeResult sample(EncoderDecoder& model, const Tensor& src, const std::vector<
 
 // ================================================================================================
 // Beam search
+//
+// Row s * K + k of the decoder state is beam k of the source in slot s (Beams::source[s]); a
+// source that is done leaves the state, and the slots after it move up. One step runs, for each
+// slot, the stages below, then reorder_beams moves the state to the rows that go on:
+//   expand_beams  every one-token extension of the slot's live beams, the best 2K first
+//   select_best   those ending in <eos> (among the best K) finish; the first K others live on
+//   can_stop      the source is done once no live beam can beat its best finished hypothesis
+// At max_len, finish_hypotheses counts the live beams as finished, and best_hypotheses picks
+// each source's answer.
 
 namespace {
 
@@ -198,143 +207,193 @@ struct Candidate {
   int64_t k, id;  // from beam k, adding token id
 };
 
+// The live beams of the sources still searching, K rows per slot, and what each row feeds the
+// decoder next.
+struct Beams {
+  std::vector<int64_t> source;               // (slots): the source each slot searches for
+  std::vector<std::vector<int64_t>> prefix;  // (slots * K): each beam's output so far
+  std::vector<double> score;                 // (slots * K): its log-probability; -inf: no beam
+  std::vector<real> parent;                  // (slots * K): the row of the last step it continues
+  std::vector<real> token;                   // (slots * K): the token it feeds the next step
+
+  int64_t slots() const { return static_cast<int64_t>(source.size()); }
+  Tensor tokens() const { return from_vector(token, {static_cast<int64_t>(token.size())}); }  // (slots * K)
+  void append(const Beams& more) {
+    source.insert(source.end(), more.source.begin(), more.source.end());
+    prefix.insert(prefix.end(), more.prefix.begin(), more.prefix.end());
+    score.insert(score.end(), more.score.begin(), more.score.end());
+    parent.insert(parent.end(), more.parent.begin(), more.parent.end());
+    token.insert(token.end(), more.token.begin(), more.token.end());
+  }
+};
+
+// What the stages share: the beam size, the length penalty, and how to take a finished row's
+// attention out of the decoder state.
+struct Search {
+  int64_t K;
+  double alpha;            // the length penalty's exponent
+  double longest_penalty;  // ((5 + max_len) / 6)^alpha: the largest penalty any output can get
+  std::function<std::vector<Tensor>(int64_t row, int64_t steps, int64_t b)> attention;  // per layer (NH, steps, S)
+
+  // Row `row`'s prefix as a finished hypothesis of `length` steps (<eos> counted, if it ended so).
+  Finished hypothesis(const std::vector<int64_t>& prefix, double log_prob, int64_t length, int64_t row, int64_t b) const {
+    return {prefix, log_prob, normalised(log_prob, length, alpha), attention(row, length, b)};
+  }
+};
+
+// The first beams: each source's state repeated K times (row b * K + k is beam k of source b),
+// all K the same empty prefix fed <bos>. Only beam 0 may extend it at the first step (the others
+// start at -inf), or the K beams would be K copies of one.
+Beams first_beams(DecoderState& state, int64_t B, int64_t K) {
+  Tensor repeat = Tensor::empty({B * K});  // (B * K): row i starts from source i / K
+  for (int64_t i = 0; i < B * K; ++i) repeat.data()[i] = static_cast<real>(i / K);
+  state.reorder(repeat);
+  Beams beams;
+  for (int64_t b = 0; b < B; ++b) beams.source.push_back(b);
+  beams.prefix.resize(static_cast<size_t>(B * K));
+  beams.score.assign(static_cast<size_t>(B * K), kNegInf);
+  for (int64_t b = 0; b < B; ++b) beams.score[b * K] = 0;
+  beams.token.assign(static_cast<size_t>(B * K), static_cast<real>(kBosId));
+  return beams;
+}
+
+// [docs:beam_expand]
+// Expand: every one-token extension of every live beam of `slot`, with the log-probability of
+// the extended prefix; logp (slots * K, V). Returns the best 2K, best first (ties: the lower
+// beam, then the lower id).
+std::vector<Candidate> expand_beams(const Tensor& logp, const Beams& beams, int64_t slot, int64_t K) {
+  const int64_t V = logp.size(1);
+  std::vector<Candidate> cands;
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t row = slot * K + k;
+    if (beams.score[row] == kNegInf) continue;
+    for (int64_t id = 0; id < V; ++id) cands.push_back({beams.score[row] + logp.data()[row * V + id], k, id});
+  }
+  const size_t top = std::min(cands.size(), static_cast<size_t>(2 * K));
+  std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(top), cands.end(),
+                    [](const Candidate& x, const Candidate& y) {
+                      return x.total != y.total ? x.total > y.total : (x.k != y.k ? x.k < y.k : x.id < y.id);
+                    });
+  cands.resize(top);
+  return cands;
+}
+// [docs:end]
+
+// [docs:beam_select]
+// Select: walk the candidates best first. One ending in <eos> among the best K finishes its
+// hypothesis (into `finished`); the first K others become the slot's next beams (2K candidates
+// hold at least K that do not end in <eos>: each beam has only one <eos> extension). Returns
+// those K beams; any left unfilled (fewer than K possible extensions) stay at -inf, fed <eos>.
+Beams select_best(const std::vector<Candidate>& cands, const Beams& beams, int64_t slot, const Search& search,
+                  std::vector<Finished>& finished) {
+  const int64_t K = search.K, b = beams.source[slot];
+  Beams next;
+  next.source = {b};
+  for (int64_t k = 0; k < K; ++k) {  // unfilled: continues its own row, -inf
+    next.parent.push_back(static_cast<real>(slot * K + k));
+    next.token.push_back(static_cast<real>(kEosId));
+  }
+  next.prefix.resize(static_cast<size_t>(K));
+  next.score.assign(static_cast<size_t>(K), kNegInf);
+  int64_t live = 0;
+  for (size_t c = 0; c < cands.size() && live < K; ++c) {
+    const Candidate& cand = cands[c];
+    const int64_t row = slot * K + cand.k;
+    if (!std::isfinite(cand.total)) break;
+    if (cand.id == kEosId) {
+      const int64_t length = static_cast<int64_t>(beams.prefix[row].size()) + 1;
+      if (static_cast<int64_t>(c) < K) finished.push_back(search.hypothesis(beams.prefix[row], cand.total, length, row, b));
+      continue;
+    }
+    next.parent[live] = static_cast<real>(row);
+    next.token[live] = static_cast<real>(cand.id);
+    next.prefix[live] = beams.prefix[row];
+    next.prefix[live].push_back(cand.id);
+    next.score[live] = cand.total;
+    ++live;
+  }
+  return next;
+}
+// [docs:end]
+
+// [docs:beam_stop]
+// Stop test: a source is done once K hypotheses have finished and no live beam can still beat
+// the best of them. A beam's log-probability L only falls as it grows, but the length penalty
+// can raise its score up to L / lp(max_len). (Comparing log-probabilities alone would stop too
+// early: a finished L = -2.0 at length 3 scores -1.68, a live L = -2.15 ending at length 5, -1.58.)
+bool can_stop(const std::vector<Finished>& finished, const Beams& live, const Search& search) {
+  if (static_cast<int64_t>(finished.size()) < search.K) return false;
+  double best_finished = kNegInf;
+  for (const Finished& f : finished) best_finished = std::max(best_finished, f.score);
+  const double best_live = *std::max_element(live.score.begin(), live.score.end());
+  return best_live == kNegInf || best_live / search.longest_penalty <= best_finished;
+}
+// [docs:end]
+
+// Reorder: row i of the next step continues row next.parent[i] of this one (slots' * K rows).
+// When every source is done, nothing is left to reorder.
+void reorder_beams(DecoderState& state, Beams& beams, Beams next) {
+  if (next.slots() > 0) state.reorder(from_vector(next.parent, {static_cast<int64_t>(next.parent.size())}));
+  beams = std::move(next);
+}
+
+// At max_len: the live beams of the sources still searching count as finished (without <eos>).
+void finish_hypotheses(const Beams& beams, const Search& search, std::vector<std::vector<Finished>>& finished) {
+  for (int64_t slot = 0; slot < beams.slots(); ++slot) {
+    const int64_t b = beams.source[slot];
+    for (int64_t k = 0; k < search.K; ++k) {
+      const int64_t row = slot * search.K + k, length = static_cast<int64_t>(beams.prefix[row].size());
+      if (beams.score[row] == kNegInf) continue;
+      finished[b].push_back(search.hypothesis(beams.prefix[row], beams.score[row], length, row, b));
+    }
+  }
+}
+
+// Each source's answer: its finished hypothesis with the best score (the first found, on ties).
+DecodeResult best_hypotheses(std::vector<std::vector<Finished>>& finished, bool need_weights) {
+  DecodeResult r;
+  for (std::vector<Finished>& found : finished) {
+    if (found.empty()) found.push_back({{}, kNegInf, kNegInf, {}});  // nothing was ever possible
+    const Finished* best = &found.front();
+    for (const Finished& f : found)
+      if (f.score > best->score) best = &f;
+    r.tokens.push_back(best->tokens);
+    r.log_probs.push_back(best->log_prob);
+    if (need_weights) r.cross_attention.push_back(best->attention);
+  }
+  return r;
+}
+
 }  // namespace
 
+// [docs:beam_search]
 DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                          const DecodeOptions& o) {
   check_decode(src, src_lengths, o, "beam_search");
   InferenceGuard guard(model.module());
-  const int64_t B = src.size(0), K = o.beam_size, N = B * K;
-  const double alpha = o.length_penalty;
-  // The best score a live prefix of log-probability L can still reach: L / lp(max_len).
-  const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, alpha);
-
-  // Row s*K + k is beam k of the source in slot s (source[s]): the encoded source is repeated K
-  // times per source. A source that is done leaves the state, and the slots after it move up.
+  const int64_t B = src.size(0), K = o.beam_size;
   std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
-  Tensor repeat = Tensor::empty({N});
-  for (int64_t i = 0; i < N; ++i) repeat.data()[i] = static_cast<real>(i / K);
-  state->reorder(repeat);
-  std::vector<int64_t> source(B);
-  for (int64_t b = 0; b < B; ++b) source[b] = b;
-
-  // All K beams of a source start as the same empty prefix; only beam 0 may extend it at the
-  // first step (the others start at -inf), or the K beams would be K copies of one.
-  std::vector<std::vector<int64_t>> prefix(N);
-  std::vector<double> score(N, kNegInf);
-  for (int64_t b = 0; b < B; ++b) score[b * K] = 0;
-  std::vector<std::vector<Finished>> finished(B);
-  std::vector<bool> done(B, false);
   auto attention = [&](int64_t row, int64_t steps, int64_t b) {
-    return o.need_weights ? attention_of(*state, row, steps, source_length(src, src_lengths, b)) : std::vector<Tensor>();
+    return o.need_weights ? attention_of(*state, row, steps, src_lengths, b) : std::vector<Tensor>();
   };
+  const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, o.length_penalty);
+  const Search search{K, o.length_penalty, longest_penalty, attention};
 
-  Tensor tokens = full({N}, static_cast<real>(kBosId));
-  for (int64_t t = 0; t < o.max_len; ++t) {
-    const Tensor logp = model.step(*state, tokens);  // (slots * K, V)
-    const int64_t V = logp.size(1);
-    // The next step's rows, for the sources still searching: which row each continues, with
-    // which token, and its prefix and log-probability.
-    std::vector<real> parent, next;
-    std::vector<std::vector<int64_t>> new_prefix;
-    std::vector<double> new_score;
-    std::vector<int64_t> new_source;
-    for (int64_t slot = 0; slot < static_cast<int64_t>(source.size()); ++slot) {
-      const int64_t b = source[slot];
-      // Unfilled beams (fewer than K possible extensions) stay at -inf, fed <eos>.
-      const size_t first = parent.size();
-      for (int64_t k = 0; k < K; ++k) {
-        parent.push_back(static_cast<real>(slot * K + k));
-        next.push_back(static_cast<real>(kEosId));
-        new_prefix.emplace_back();
-        new_score.push_back(kNegInf);
-      }
-      // [docs:beam_step]
-      // Every one-token extension of every live beam, best first (ties: lower beam, lower id).
-      std::vector<Candidate> cands;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t row = slot * K + k;
-        if (score[row] == kNegInf) continue;
-        for (int64_t id = 0; id < V; ++id) cands.push_back({score[row] + logp.data()[row * V + id], k, id});
-      }
-      const size_t top = std::min(cands.size(), static_cast<size_t>(2 * K));
-      std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(top), cands.end(),
-                        [](const Candidate& x, const Candidate& y) {
-                          return x.total != y.total ? x.total > y.total : (x.k != y.k ? x.k < y.k : x.id < y.id);
-                        });
-      // Walk the candidates best first. One ending in <eos> among the best K finishes its
-      // hypothesis; the first K others become the new beams (2K candidates hold at least K that
-      // do not end in <eos>: each beam has only one <eos> extension).
-      int64_t live = 0;
-      double best_live = kNegInf;
-      for (size_t c = 0; c < top && live < K; ++c) {
-        const Candidate& cand = cands[c];
-        const int64_t row = slot * K + cand.k;
-        if (!std::isfinite(cand.total)) break;
-        if (cand.id == kEosId) {
-          if (static_cast<int64_t>(c) < K) {
-            const int64_t length = static_cast<int64_t>(prefix[row].size()) + 1;
-            finished[b].push_back({prefix[row], cand.total, normalised(cand.total, length, alpha), attention(row, length, b)});
-          }
-          continue;
-        }
-        const size_t beam = first + static_cast<size_t>(live++);
-        parent[beam] = static_cast<real>(row);
-        next[beam] = static_cast<real>(cand.id);
-        new_prefix[beam] = prefix[row];
-        new_prefix[beam].push_back(cand.id);
-        new_score[beam] = cand.total;
-        best_live = std::max(best_live, cand.total);
-      }
-      // Done once K hypotheses have finished and no live prefix can still beat the best of
-      // them: its log-probability only falls, but the length penalty can raise its score up
-      // to best_live / lp(max_len). (Comparing log-probabilities alone would stop too early:
-      // a finished L = -2.0 at length 3 scores -1.68, a live L = -2.15 ending at length 5, -1.58.)
-      if (static_cast<int64_t>(finished[b].size()) >= K) {
-        double best_finished = kNegInf;
-        for (const Finished& f : finished[b]) best_finished = std::max(best_finished, f.score);
-        done[b] = best_live == kNegInf || best_live / longest_penalty <= best_finished;
-      }
-      // [docs:end]
-      if (done[b]) {  // its K rows leave the state
-        parent.resize(first);
-        next.resize(first);
-        new_prefix.resize(first);
-        new_score.resize(first);
-      } else {
-        new_source.push_back(b);
-      }
+  Beams beams = first_beams(*state, B, K);
+  std::vector<std::vector<Finished>> finished(B);  // per source: the hypotheses found so far
+  for (int64_t t = 0; t < o.max_len && beams.slots() > 0; ++t) {
+    const Tensor logp = model.step(*state, beams.tokens());  // (slots * K, V)
+    Beams next;                                              // the beams of the sources that go on
+    for (int64_t slot = 0; slot < beams.slots(); ++slot) {
+      std::vector<Finished>& found = finished[beams.source[slot]];
+      const Beams chosen = select_best(expand_beams(logp, beams, slot, K), beams, slot, search, found);
+      if (!can_stop(found, chosen, search)) next.append(chosen);  // else its K rows leave the state
     }
-    if (new_source.empty()) break;
-    // Row i of the next step continues row parent[i] of this one: (slots' * K)
-    state->reorder(from_vector(parent, {static_cast<int64_t>(parent.size())}));
-    source = std::move(new_source);
-    prefix = std::move(new_prefix);
-    score = std::move(new_score);
-    tokens = from_vector(next, {static_cast<int64_t>(next.size())});
+    reorder_beams(*state, beams, std::move(next));
   }
-
-  // Sources still searching at max_len: their live beams count as finished (without <eos>).
-  for (int64_t slot = 0; slot < static_cast<int64_t>(source.size()); ++slot) {
-    const int64_t b = source[slot];
-    if (done[b]) continue;
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t row = slot * K + k, length = static_cast<int64_t>(prefix[row].size());
-      if (score[row] == kNegInf) continue;
-      finished[b].push_back({prefix[row], score[row], normalised(score[row], length, alpha), attention(row, length, b)});
-    }
-  }
-  DecodeResult r;
-  for (int64_t b = 0; b < B; ++b) {
-    if (finished[b].empty()) finished[b].push_back({{}, kNegInf, kNegInf, {}});  // nothing was ever possible
-    const Finished* best = &finished[b].front();
-    for (const Finished& f : finished[b])
-      if (f.score > best->score) best = &f;
-    r.tokens.push_back(best->tokens);
-    r.log_probs.push_back(best->log_prob);
-    if (o.need_weights) r.cross_attention.push_back(best->attention);
-  }
-  return r;
+  finish_hypotheses(beams, search, finished);  // max_len: the live beams count as finished
+  return best_hypotheses(finished, o.need_weights);
 }
+// [docs:end]
 
 }  // namespace seqgrad::nn

@@ -43,12 +43,14 @@ struct DecodeResult {
   std::vector<double> log_probs;             // per source: log P(tokens [+ <eos>] | source)
   // With need_weights, per source and per decoder layer, the encoder-decoder attention of the
   // chosen output: (NH, T_b, S_b) where row t is the step that produced output token t (the
-  // last row produced <eos>, if any) and S_b is that source's length (a recurrent attention
-  // decoder: one layer, NH = 1). Empty otherwise, and for a model without attention.
+  // last row produced <eos>, if any) and S_b is that source's length (without src_lengths,
+  // every position: an image's grid cells) (a recurrent attention decoder: one layer, NH = 1).
+  // Empty otherwise, and for a model without attention.
   std::vector<std::vector<Tensor>> cross_attention;
 };
 
-// Argmax at every step. src (B, S) ids, src_lengths (B) (empty = all S).
+// Argmax at every step. src: the batch of sources the model reads, (B, S) ids (src_lengths (B),
+// empty = all S) or, for ImageToText, images (B, C, H, W) (src_lengths empty).
 //   auto out = greedy_decode(model, batch.src, batch.src_lengths, DecodeOptions().with_max_len(40));
 DecodeResult greedy_decode(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                            const DecodeOptions& options = DecodeOptions());

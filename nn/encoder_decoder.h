@@ -3,8 +3,9 @@
 // Decoding a model means: encode the source once; then, one token at a time, step from a
 // decoder state and the previous token to the log-probabilities of the next token. Beam search
 // also needs to reorder the states (row i now continues row index[i]). Seq2Seq (seq2seq.h),
-// AttentionSeq2Seq (attention_seq2seq.h) and Transformer (transformer.h) implement this, so
-// greedy decoding, beam search and sampling (decoding.h) are written once, for all of them.
+// AttentionSeq2Seq (attention_seq2seq.h), GNMT (gnmt.h), Transformer (transformer.h) and
+// ImageToText (image_to_text.h, whose source is a batch of images) implement this, so greedy
+// decoding, beam search and sampling (decoding.h) are written once, for all of them.
 // Training runs the whole target at once (teacher forcing, `logits`), which is much faster than
 // stepping; a model's training loss is its own (`training_loss`): cross-entropy over the
 // logits, unless the model trains something more, as hard attention's REINFORCE term.
@@ -55,7 +56,8 @@ class EncoderDecoder {
   virtual ~EncoderDecoder() = default;
 
   // Teacher forcing: src (B, S) ids, tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V).
-  // src_lengths / tgt_lengths (B): the real length of each row (empty: all of them).
+  // src_lengths / tgt_lengths (B): the real length of each row (empty: all of them). A model
+  // may read another kind of source: ImageToText's is a batch of images (B, C, H, W).
   virtual Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                           const std::vector<int64_t>& tgt_lengths) = 0;
 

@@ -1,10 +1,11 @@
 // nn/image_to_text.cpp - the attention decoder over an image grid: one step, teacher forcing,
-// greedy reading.
+// and the decoding interface (start, step) that greedy decoding, beam search and sampling use.
 #include "nn/image_to_text.h"
 
 #include "tensor/check.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
+#include "tensor/softmax.h"
 
 namespace seqgrad::nn {
 
@@ -57,33 +58,58 @@ Variable ImageToText::forward(const Tensor& images, const Tensor& tgt_in) {
   return stack(logits, 1);  // (B, T, V)
 }
 
-std::vector<ImageReading> ImageToText::read(const Tensor& images, int64_t bos, int64_t eos, int64_t max_len) {
-  check(max_len >= 1, name(), ": expected max_len >= 1, got ", max_len);
-  NoGradGuard no_grad;
-  const bool was_training = is_training();
-  eval();
-  const Variable memory = encode(images);
-  const int64_t B = memory.size(0), S = memory.size(1);
-  RNNState state;
-  Variable u = mean(memory, 1);
-  Tensor y = full({B}, static_cast<real>(bos));
-  std::vector<ImageReading> r(B);
-  std::vector<std::vector<Tensor>> looked(B);
-  std::vector<bool> done(B, false);
-  for (int64_t t = 0; t < max_len; ++t) {
-    Variable w;
-    y = argmax(step(y, state, u, memory, &w).value(), -1);  // (B)
-    for (int64_t b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      looked[b].push_back(slice(w.value(), 0, b, b + 1).reshape({S}));
-      const int64_t id = static_cast<int64_t>(y.data()[b]);
-      if (id == eos) done[b] = true;
-      else r[b].tokens.push_back(id);
-    }
-  }
-  for (int64_t b = 0; b < B; ++b) r[b].weights = stack(looked[b], 0);  // (steps, S)
-  train(was_training);
-  return r;
+// ================================================================================================
+// Decoding, one token at a time (encoder_decoder.h)
+
+namespace {
+
+void check_no_lengths(const std::vector<int64_t>& src_lengths) {
+  check(src_lengths.empty(), "ImageToText: expected no source lengths (every cell of an image's grid is real), got ",
+        src_lengths.size());
 }
+
+struct ImageToTextState : DecoderState {
+  Variable memory;  // (N, S, D): the image's grid, f
+  RNNState lstm;    // (N, H): s_t (undefined before the first step: the cell starts from zeros)
+  Variable u;       // (N, D): the glimpse of the last step (u_0: the mean of the memory)
+  bool need_weights = false;
+
+  void reorder_rows(const Tensor& index) override {
+    auto rows = [&](const Variable& v) { return v.defined() ? Variable(index_select(v.value(), 0, index)) : v; };
+    memory = rows(memory);
+    lstm = {rows(lstm.h), rows(lstm.c)};
+    u = rows(u);
+  }
+};
+
+}  // namespace
+
+Variable ImageToText::logits(const Tensor& images, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                             const std::vector<int64_t>&) {
+  check_no_lengths(src_lengths);
+  return forward(images, tgt_in);
+}
+
+// [docs:image_to_text_decode]
+std::unique_ptr<DecoderState> ImageToText::start(const Tensor& images, const std::vector<int64_t>& src_lengths,
+                                                 const StartOptions& start_options) {
+  check_no_lengths(src_lengths);
+  auto state = std::make_unique<ImageToTextState>();
+  state->memory = encode(images);     // (B, S, D)
+  state->u = mean(state->memory, 1);  // u_0 (B, D)
+  state->need_weights = start_options.need_weights;
+  return state;
+}
+
+// tokens (N) -> log-probabilities (N, V); a_t is recorded as one layer, one head.
+Tensor ImageToText::step(DecoderState& base, const Tensor& tokens) {
+  auto& state = static_cast<ImageToTextState&>(base);
+  const int64_t N = tokens.numel();
+  Variable a;  // a_t (N, S)
+  const Variable logits = step(tokens.reshape({N}), state.lstm, state.u, state.memory, state.need_weights ? &a : nullptr);
+  if (state.need_weights) state.record_attention({a.value().reshape({N, 1, 1, a.size(1)})});
+  return log_softmax(logits.value(), -1);  // (N, V)
+}
+// [docs:end]
 
 }  // namespace seqgrad::nn

@@ -10,7 +10,10 @@
 // u_0 is the mean of the memory. With attention off, u_t is that mean at every step: the
 // decoder sees the whole image as one fixed vector, the encoder-decoder before attention.
 // "Show, attend and tell" (Xu et al., 2015) is the same loop, looking before the LSTM step.
-// What this is not: beam search (greedy reading only). Read first: cnn_encoder.h, attention.h.
+// It is an EncoderDecoder (encoder_decoder.h) whose source is a batch of images, so greedy
+// decoding, beam search and sampling (decoding.h) read and caption with it:
+//   auto out = nn::decode(model, images, {}, nn::DecodeOptions().with_max_len(8).with_beam_size(4));
+// Read first: cnn_encoder.h, attention.h. Read next: decoding.h.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include "nn/attention.h"
 #include "nn/cnn_encoder.h"
 #include "nn/embedding.h"
+#include "nn/encoder_decoder.h"
 #include "nn/linear.h"
 #include "nn/lstm.h"
 #include "nn/module.h"
@@ -44,13 +48,7 @@ struct ImageToTextOptions {
   ImageToTextOptions& with_score(std::string v) { score = std::move(v); return *this; }
 };
 
-// One image read greedily: the tokens without <bos>/<eos>, and where each step looked.
-struct ImageReading {
-  std::vector<int64_t> tokens;
-  Tensor weights;  // (steps, S): row t is a_t of the step that wrote token t (the last: <eos>, if written)
-};
-
-class ImageToText : public Module {
+class ImageToText : public Module, public EncoderDecoder {
  public:
   explicit ImageToText(const ImageToTextOptions& options);
   std::string name() const override { return "ImageToText"; }
@@ -63,8 +61,18 @@ class ImageToText : public Module {
   Variable step(const Tensor& y_prev, RNNState& state, Variable& u, const Variable& memory, Variable* weights = nullptr);
   // Teacher forcing: images (B, C_in, H, W), tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V)
   Variable forward(const Tensor& images, const Tensor& tgt_in);
-  // Greedy decoding from <bos> until <eos> or max_len tokens, without recording a graph.
-  std::vector<ImageReading> read(const Tensor& images, int64_t bos, int64_t eos, int64_t max_len);
+
+  // The decoding interface (encoder_decoder.h). The source is the batch of images (B, C_in, H,
+  // W), with no lengths (src_lengths must be empty: every cell of the grid is real). The state
+  // holds the memory, the LSTM state and the glimpse u; a step is step() above, and with
+  // need_weights it records a_t as one layer and one head, (N, 1, 1, S) per step.
+  Variable logits(const Tensor& images, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                  const std::vector<int64_t>&) override;
+  std::unique_ptr<DecoderState> start(const Tensor& images, const std::vector<int64_t>& src_lengths,
+                                      const StartOptions& options) override;
+  // tokens (N) -> log-probabilities (N, V)
+  Tensor step(DecoderState& state, const Tensor& tokens) override;
+  Module& module() override { return *this; }
 
   ImageToTextOptions options;
   std::shared_ptr<CnnEncoder> encoder;

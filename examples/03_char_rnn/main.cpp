@@ -3,7 +3,8 @@
 // New since 02: sequences. A recurrent layer reads text one character at a time and, at every
 // step, predicts the next character from its hidden state. We train a plain RNN and an LSTM of
 // the same size on the same text, compare their validation loss (in bits per character), and
-// let each write new text by sampling one character at a time at three temperatures.
+// let each write new text by sampling one character at a time at three temperatures, with
+// nn::sample (the model is a decoder whose source is the prompt: char_model.h).
 //   build/examples/03_char_rnn [--steps N]
 #include <cmath>
 #include <iomanip>
@@ -11,12 +12,11 @@
 
 #include "data/tokenizer.h"
 #include "data/vocab.h"
+#include "examples/03_char_rnn/char_model.h"
 #include "examples/common/args.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
+#include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
-#include "nn/seq2seq.h"
 #include "seqgrad.h"
 #include "viz/progress.h"
 
@@ -39,24 +39,6 @@ std::string make_text(int64_t sentences, uint64_t seed) {
   for (int64_t i = 0; i < sentences; ++i) text += pick(subjects) + " " + pick(verbs) + " " + pick(objects) + pick(endings) + ". ";
   return text;
 }
-
-struct Model : nn::Module {
-  Model(const std::string& cell, int64_t vocab, int64_t hidden) {
-    embed = register_module("embed", std::make_shared<nn::Embedding>(vocab, 16));
-    rnn = register_module("rnn", nn::make_recurrent_layer(cell, nn::RNNOptions(16, hidden)));  // "rnn" or "lstm"
-    head = register_module("head", std::make_shared<nn::Linear>(hidden, vocab));
-  }
-  std::string name() const override { return "CharModel"; }
-  // ids (B, T) -> logits (B, T, V); the state carries over between calls (for sampling)
-  Variable forward(const Tensor& ids, nn::RNNState& state) {
-    nn::RNNResult r = rnn->forward(embed->forward(ids), state);
-    state = r.state;
-    return head->forward(r.output);
-  }
-  std::shared_ptr<nn::Embedding> embed;
-  std::shared_ptr<nn::RecurrentLayer> rnn;
-  std::shared_ptr<nn::Linear> head;
-};
 
 int run(int argc, char** argv) {
   // ---------------------------------------------------------------------------------------------
@@ -91,7 +73,7 @@ int run(int argc, char** argv) {
     // -------------------------------------------------------------------------------------------
     // Model and training
     manual_seed(7);
-    Model model(cell, vocab.size(), hidden);
+    CharModel model(cell, vocab.size(), hidden);
     nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
     viz::ProgressBar bar(steps, name);
     for (int64_t step = 1; step <= steps; ++step) {
@@ -121,26 +103,17 @@ int run(int argc, char** argv) {
     std::cout << name << ": validation " << std::fixed << std::setprecision(3) << val / std::log(2.0)
               << " bits per character\n";
 
-    // Sampling: feed one character, draw the next from softmax(logits / temperature), repeat.
+    // Sampling (nn::sample, the sampler every model here uses): read the prompt, then draw each
+    // next character from softmax(logits / temperature) and feed it back, 120 times (fewer if
+    // it ever drew <eos>, which the text never holds).
+    const std::string prompt = "the ";
+    Tensor prompt_ids = Tensor::empty({1, static_cast<int64_t>(prompt.size())});  // (1, P)
+    for (size_t i = 0; i < prompt.size(); ++i) prompt_ids.data()[i] = static_cast<real>(vocab.id(std::string(1, prompt[i])));
     for (real temperature : {real(0.5), real(1.0), real(1.5)}) {
-      nn::RNNState state;
-      std::string text = "the ";
-      Tensor input = Tensor::empty({1, 4});
-      for (int64_t i = 0; i < 4; ++i) input.data()[i] = static_cast<real>(vocab.id(std::string(1, text[i])));
-      for (int i = 0; i < 120; ++i) {
-        const Tensor logits = model.forward(input, state).value();             // (1, t, V)
-        const Tensor last = slice(logits, 1, -1, logits.size(1)).reshape({-1});  // (V)
-        const Tensor p = softmax(last / temperature, 0);
-        double u = default_generator().uniform(), acc = 0;
-        int64_t next = vocab.size() - 1;
-        for (int64_t v = 0; v < vocab.size(); ++v)
-          if ((acc += p.data()[v]) > u) {
-            next = v;
-            break;
-          }
-        text += vocab.token(next);
-        input = full({1, 1}, static_cast<real>(next));
-      }
+      const nn::DecodeResult r =
+          nn::sample(model, prompt_ids, {}, nn::DecodeOptions().with_max_len(120).with_temperature(temperature));
+      std::string text = prompt;
+      for (int64_t id : r.tokens[0]) text += vocab.token(id);
       std::cout << "  T=" << std::setprecision(1) << temperature << ": " << text << "\n";
     }
   }

@@ -8,9 +8,10 @@
 // the 20 cells with the additive score, as attention OCR (Wojna et al., 2017) does
 // (nn::ImageToText). --no-attention gives the decoder the mean of the grid instead (the
 // encoder-decoder without attention); --position swaps the one-hot codes for the 2-D
-// sinusoidal encoding, or drops them. We print sequence and character accuracy on held-out
-// images, check that each character looked where it was drawn, and draw where each character
-// looked over the image (SVG).
+// sinusoidal encoding, or drops them. The model reads through nn::decode, like every decoder
+// here: we print sequence and character accuracy on held-out images, read greedily and with
+// beam search (K = 4), check that each character looked where it was drawn, and draw where
+// each character looked over the image (SVG).
 //   build/examples/11_attention_ocr [--steps N] [--no-attention] [--position onehot|concat|add|none]
 //                                   [--anywhere] [--quick] [--out DIR]
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "data/images.h"
 #include "examples/11_attention_ocr/where_it_looked.h"
 #include "examples/common/args.h"
+#include "nn/decoding.h"
 #include "nn/image_to_text.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -68,7 +70,8 @@ Config parse(int argc, char** argv) {
 }
 
 // Output tokens: <pad> 0, <bos> 1, <eos> 2, digit d is 3 + d; batches: ocr_batch (where_it_looked.h).
-constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kVocab = 13;
+constexpr int64_t kPad = 0, kVocab = 13;
+constexpr int64_t kBeam = 4;  // the beam search compared with greedy decoding
 
 // ===============================================================================================
 // The model: 8 x 40 -> conv 3x3 (16) -> conv 3x3 stride 2 (32) -> conv 3x3 stride 2 (32):
@@ -120,29 +123,40 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation on held-out images
-    const std::vector<nn::ImageReading> readings = model.read(ocr_batch(test).images, kBos, kEos,
-                                                             /*max_len=*/8);
-    std::vector<std::string> texts;
-    for (const nn::ImageReading& r : readings) texts.push_back(digits_of(r.tokens));
-    const OcrScore s = score_readings(readings, texts, test, rows, cols);
-    std::cout << "\nheld-out images: " << c.test_images << std::fixed << std::setprecision(3)
-              << "\nsequence accuracy (the whole string right): " << s.sequence_accuracy
-              << "\ncharacter accuracy (position by position): " << s.character_accuracy << "\n";
-    if (c.attention)  // (without attention every step's weights are the uniform 1/S)
-      std::cout << "correct characters whose strongest attention column overlaps their glyph: " << s.on_glyph << " / "
-                << s.right << "\n";
+    // Evaluation on held-out images: greedy decoding, then beam search with K = 4 (nn/decoding.h)
+    const Tensor test_images = ocr_batch(test).images;
+    const auto decoding = nn::DecodeOptions().with_max_len(8).with_need_weights(true);
+    const nn::DecodeResult greedy = nn::decode(model, test_images, {}, decoding);
+    const nn::DecodeResult beam = nn::decode(model, test_images, {}, nn::DecodeOptions(decoding).with_beam_size(kBeam));
+    std::vector<std::string> greedy_texts, beam_texts;
+    for (const auto& tokens : greedy.tokens) greedy_texts.push_back(digits_of(tokens));
+    for (const auto& tokens : beam.tokens) beam_texts.push_back(digits_of(tokens));
+    auto report = [&](const std::string& label, const nn::DecodeResult& readings, const std::vector<std::string>& texts) {
+      const OcrScore s = score_readings(readings, texts, test, rows, cols);
+      std::cout << label << "\n  sequence accuracy (the whole string right): " << s.sequence_accuracy
+                << "\n  character accuracy (position by position): " << s.character_accuracy << "\n";
+      if (c.attention)  // (without attention every step's weights are the uniform 1/S)
+        std::cout << "  correct characters whose strongest attention column overlaps their glyph: " << s.on_glyph
+                  << " / " << s.right << "\n";
+    };
+    std::cout << "\nheld-out images: " << c.test_images << std::fixed << std::setprecision(3) << "\n";
+    report("greedy decoding", greedy, greedy_texts);
+    report(cat("beam search, K = ", kBeam), beam, beam_texts);
+    int64_t changed = 0;  // images beam search reads otherwise than greedy decoding
+    for (int64_t k = 0; k < c.test_images; ++k) changed += beam_texts[k] != greedy_texts[k];
+    std::cout << "beam search reads " << changed << " of " << c.test_images << " images otherwise than greedy decoding\n";
     for (int64_t k = 0; k < 5; ++k)
-      std::cout << "  image " << k << ": read " << std::setw(6) << texts[k] << "   truth " << test.texts[k] << "\n";
+      std::cout << "  image " << k << ": greedy " << std::setw(6) << greedy_texts[k] << "   beam " << std::setw(6)
+                << beam_texts[k] << "   truth " << test.texts[k] << "\n";
 
     // ---------------------------------------------------------------------------------------------
-    // Where it looked, for the first held-out image it reads correctly
+    // Where it looked, for the first held-out image beam search reads correctly
     int64_t shown = 0;
-    while (shown + 1 < c.test_images && texts[shown] != test.texts[shown]) ++shown;
+    while (shown + 1 < c.test_images && beam_texts[shown] != test.texts[shown]) ++shown;
     std::filesystem::create_directories(c.out_dir);
     const std::string path = c.out_dir + "/ocr_attention.svg";
-    draw_attention(slice(test.images, 0, shown, shown + 1).reshape({c.height, c.width}), texts[shown],
-                   readings[shown].weights.reshape({-1, rows, cols}), path);
+    draw_attention(slice(test.images, 0, shown, shown + 1).reshape({c.height, c.width}), beam_texts[shown],
+                   where_it_looked(beam, shown).reshape({-1, rows, cols}), path);
     std::cout << "wrote " << path << " (image " << shown << ", \"" << test.texts[shown] << "\")\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -10,7 +10,7 @@
 
 #include "data/batch.h"
 #include "data/images.h"
-#include "nn/image_to_text.h"
+#include "nn/decoding.h"
 #include "tensor/check.h"
 #include "tensor/shape_ops.h"
 #include "tensor/tensor.h"
@@ -63,19 +63,30 @@ struct OcrScore {
   int64_t right = 0, on_glyph = 0;  // correct characters, and those that looked at their glyph
 };
 
-// texts[k] is what readings[k] wrote for image k of `truth`; the weights (steps, rows * cols).
-inline OcrScore score_readings(const std::vector<nn::ImageReading>& readings, const std::vector<std::string>& texts,
+// Where image k's reading looked: (steps, rows * cols), row t the step that wrote character t
+// (the last: <eos>, if it was written). `readings` come from nn::decode with need_weights: the
+// decoder's one layer and one head, (1, steps, rows * cols) per image.
+inline Tensor where_it_looked(const nn::DecodeResult& readings, int64_t k) {
+  check(static_cast<int64_t>(readings.cross_attention.size()) > k && !readings.cross_attention[k].empty(),
+        "where_it_looked: expected readings decoded with need_weights, got no attention for image ", k);
+  const Tensor& w = readings.cross_attention[k][0];  // (1, steps, S)
+  return w.reshape({w.size(1), w.size(2)});
+}
+
+// texts[k] is what readings.tokens[k] wrote for image k of `truth`.
+inline OcrScore score_readings(const nn::DecodeResult& readings, const std::vector<std::string>& texts,
                                const data::DigitImages& truth, int64_t rows, int64_t cols) {
   OcrScore s;
   int64_t exact = 0, chars = 0;
-  const int64_t n = static_cast<int64_t>(readings.size()), width = truth.images.size(2);
+  const int64_t n = static_cast<int64_t>(readings.tokens.size()), width = truth.images.size(2);
   for (int64_t k = 0; k < n; ++k) {
     exact += texts[k] == truth.texts[k];
     chars += static_cast<int64_t>(truth.texts[k].size());
+    const Tensor looked = where_it_looked(readings, k);  // (steps, rows * cols)
     for (size_t t = 0; t < std::min(texts[k].size(), truth.texts[k].size()); ++t) {
       if (texts[k][t] != truth.texts[k][t]) continue;
       ++s.right;
-      const Tensor w = slice(readings[k].weights, 0, static_cast<int64_t>(t), static_cast<int64_t>(t) + 1);
+      const Tensor w = slice(looked, 0, static_cast<int64_t>(t), static_cast<int64_t>(t) + 1);
       s.on_glyph += looked_at_glyph(w, truth.left[k][t], rows, cols, width);
     }
   }

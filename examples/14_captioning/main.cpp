@@ -5,8 +5,9 @@
 // shapes on a 3 x 3 board, data/scenes.h) goes through the same kind of CNN as example 11
 // (nn::CnnEncoder: a 6 x 6 grid of features with one-hot row and column codes), and the same
 // attention LSTM decoder (nn::ImageToText) writes the caption one word per step. We score the
-// captions of held-out pictures with BLEU-4 and exact match, check that each colour and shape
-// word looked at its object, and draw the attention of each word over the picture (SVG).
+// captions of held-out pictures, written greedily and with beam search (K = 4) through
+// nn::decode, with BLEU-4 and exact match, check that each colour and shape word looked at its
+// object, and draw the attention of each word over the picture (SVG).
 // --no-attention gives the decoder the mean of the grid at every step instead: the baseline.
 //   build/examples/14_captioning [--steps N] [--no-attention] [--quick] [--out DIR]
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "data/scenes.h"
 #include "data/tokenizer.h"
 #include "examples/common/args.h"
+#include "nn/decoding.h"
 #include "nn/image_to_text.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -30,6 +32,8 @@ using namespace seqgrad;
 
 // ===============================================================================================
 // Config
+
+constexpr int64_t kBeam = 4;  // the beam search compared with greedy decoding
 
 struct Config {
   int64_t steps = 2000, batch = 32, test_scenes = 500;
@@ -119,43 +123,64 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation on held-out scenes: BLEU-4, exact match, and where the object words looked
-    const std::vector<nn::ImageReading> readings =
-        model.read(test.images, data::Vocab::kBos, data::Vocab::kEos, /*max_len=*/16);
-    std::vector<data::Tokens> captions;
-    int64_t named = 0, on_object = 0;
-    for (int64_t k = 0; k < c.test_scenes; ++k) {
-      captions.push_back(vocab.decode(readings[k].tokens));
-      // Object words stand at fixed places: "a COLOUR SHAPE ..." for each object in caption order.
-      const std::vector<int64_t> at = data::object_word_positions(test.captions[k]);
-      for (size_t i = 0; i < at.size(); ++i)
-        for (int64_t w : {at[i] + 1, at[i] + 2}) {
-          if (w >= static_cast<int64_t>(captions[k].size()) || captions[k][w] != test.captions[k][w]) continue;
-          ++named;
-          const Tensor weights = slice(readings[k].weights, 0, w, w + 1).reshape({rows * cols});
-          on_object += looked_at_object(weights, test.shapes[k][i], cols, side / cols, side / 3 - 2);
-        }
-    }
-    std::cout << "\nheld-out scenes: " << c.test_scenes << std::fixed << std::setprecision(3)
-              << "\nBLEU-4: " << std::setprecision(1) << data::bleu(captions, test.captions) << std::setprecision(3)
-              << "\nexact match (the whole caption right): " << data::exact_match(captions, test.captions) << "\n";
-    if (c.attention)  // (without attention every step's weights are the uniform 1/S)
-      std::cout << "correct colour and shape words whose strongest grid cell is on their object: " << on_object << " / "
-                << named << "\n";
+    // Evaluation on held-out scenes, captioned greedily and with beam search (K = 4, nn/decoding.h):
+    // BLEU-4, exact match, and where the object words looked
+    const auto decoding = nn::DecodeOptions().with_max_len(16).with_need_weights(true);
+    const nn::DecodeResult greedy = nn::decode(model, test.images, {}, decoding);
+    const nn::DecodeResult beam = nn::decode(model, test.images, {}, nn::DecodeOptions(decoding).with_beam_size(kBeam));
+    // Where caption k's words looked: (steps, rows * cols), one layer and one head.
+    auto looked = [&](const nn::DecodeResult& r, int64_t k) {
+      const Tensor& w = r.cross_attention[k][0];  // (1, steps, S)
+      return w.reshape({w.size(1), w.size(2)});
+    };
+    auto captions_of = [&](const nn::DecodeResult& r) {
+      std::vector<data::Tokens> captions;
+      for (const auto& tokens : r.tokens) captions.push_back(vocab.decode(tokens));
+      return captions;
+    };
+    const std::vector<data::Tokens> greedy_captions = captions_of(greedy), beam_captions = captions_of(beam);
+    auto report = [&](const std::string& label, const nn::DecodeResult& r, const std::vector<data::Tokens>& captions) {
+      int64_t named = 0, on_object = 0;
+      for (int64_t k = 0; k < c.test_scenes; ++k) {
+        // Object words stand at fixed places: "a COLOUR SHAPE ..." for each object in caption order.
+        const std::vector<int64_t> at = data::object_word_positions(test.captions[k]);
+        const Tensor weights = looked(r, k);
+        for (size_t i = 0; i < at.size(); ++i)
+          for (int64_t w : {at[i] + 1, at[i] + 2}) {
+            if (w >= static_cast<int64_t>(captions[k].size()) || captions[k][w] != test.captions[k][w]) continue;
+            ++named;
+            on_object += looked_at_object(slice(weights, 0, w, w + 1).reshape({rows * cols}), test.shapes[k][i], cols,
+                                          side / cols, side / 3 - 2);
+          }
+      }
+      std::cout << label << "\n  BLEU-4: " << std::setprecision(1) << data::bleu(captions, test.captions)
+                << std::setprecision(3) << "\n  exact match (the whole caption right): "
+                << data::exact_match(captions, test.captions) << "\n";
+      if (c.attention)  // (without attention every step's weights are the uniform 1/S)
+        std::cout << "  correct colour and shape words whose strongest grid cell is on their object: " << on_object
+                  << " / " << named << "\n";
+    };
+    std::cout << "\nheld-out scenes: " << c.test_scenes << std::fixed << "\n";
+    report("greedy decoding", greedy, greedy_captions);
+    report(cat("beam search, K = ", kBeam), beam, beam_captions);
+    int64_t changed = 0;  // scenes beam search captions otherwise than greedy decoding
+    for (int64_t k = 0; k < c.test_scenes; ++k) changed += beam_captions[k] != greedy_captions[k];
+    std::cout << "beam search captions " << changed << " of " << c.test_scenes << " scenes otherwise than greedy decoding\n";
     for (int64_t k = 0; k < 4; ++k)
-      std::cout << "  scene " << k << ": " << data::join(captions[k], " ") << "\n           truth: " << data::join(test.captions[k], " ")
-                << "\n";
+      std::cout << "  scene " << k << ": " << data::join(beam_captions[k], " ") << "\n           truth: "
+                << data::join(test.captions[k], " ") << "\n";
 
     // ---------------------------------------------------------------------------------------------
-    // Where each word looked, for the first three scenes
+    // Where each word of beam search's caption looked, for the first three scenes
     std::filesystem::create_directories(c.out_dir);
     for (int64_t k = 0; k < 3; ++k) {
-      std::vector<std::string> labels = captions[k];
-      labels.resize(static_cast<size_t>(readings[k].weights.size(0)), "<eos>");
+      const Tensor weights = looked(beam, k);
+      std::vector<std::string> labels = beam_captions[k];
+      labels.resize(static_cast<size_t>(weights.size(0)), "<eos>");
       const std::string path = c.out_dir + "/caption_attention_" + std::to_string(k) + ".svg";
       viz::ImageAttention(slice(test.images, 0, k, k + 1).reshape({3, side, side}), labels,
-                          readings[k].weights.reshape({-1, rows, cols}))
-          .set_title(data::join(captions[k], " "))
+                          weights.reshape({-1, rows, cols}))
+          .set_title(data::join(beam_captions[k], " "))
           .set_columns(4)
           .save(path);
       std::cout << "wrote " << path << "\n";

@@ -7,6 +7,7 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/scenes.h"
+#include "nn/decoding.h"
 #include "nn/image_to_text.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
@@ -96,8 +97,8 @@ TEST_CASE("it learns: example 14's CNN and attention decoder caption held-out sc
   }
   const Scenes test = make_scenes(SceneOptions(scenes).with_n(200).with_seed(1));
   std::vector<Tokens> captions;
-  for (const nn::ImageReading& r : model.read(test.images, Vocab::kBos, Vocab::kEos, /*max_len=*/10))
-    captions.push_back(vocab.decode(r.tokens));
+  for (const auto& tokens : nn::greedy_decode(model, test.images, {}, nn::DecodeOptions().with_max_len(10)).tokens)
+    captions.push_back(vocab.decode(tokens));
   const double score = bleu(captions, test.captions);
   CAPTURE(score);
   CAPTURE(join(captions[0], " "));

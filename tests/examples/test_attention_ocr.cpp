@@ -3,19 +3,31 @@
 // read digit looks at its own glyph; the scoring helpers the example prints with.
 #include "data/images.h"
 #include "examples/11_attention_ocr/where_it_looked.h"
+#include "nn/decoding.h"
+#include "nn/image_to_text.h"
 #include "nn/loss.h"
 #include "nn/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
 
-TEST_CASE("looked_at_glyph and score_readings: the strongest grid column against the glyph's pixels") {
+TEST_CASE("looked_at_glyph, digits_of and where_it_looked: the strongest grid column against the glyph's pixels") {
   // A 1 x 4 grid over a 12-pixel-wide image: column j covers pixels [3j, 3j + 3).
   const Tensor w = from_vector({0.1f, 0.7f, 0.1f, 0.1f}, {1, 4});
   CHECK(looked_at_glyph(w, /*left=*/3, 1, 4, 12));   // glyph at [3, 6): column 1
   CHECK(looked_at_glyph(w, /*left=*/5, 1, 4, 12));   // [5, 8) still overlaps [3, 6)
   CHECK_FALSE(looked_at_glyph(w, /*left=*/6, 1, 4, 12));
   CHECK(digits_of({3, 12, 5, 0}) == "092?");
+  // where_it_looked: image k's (1, steps, S) attention as (steps, S); decoding without
+  // need_weights keeps none.
+  nn::DecodeResult r;
+  r.tokens = {{3}};
+  r.cross_attention = {{from_vector({0.25f, 0.75f, 1.0f, 0.0f}, {1, 2, 2})}};
+  CHECK(where_it_looked(r, 0).shape() == Shape{2, 2});
+  CHECK(where_it_looked(r, 0).to_vector() == std::vector<real>{0.25f, 0.75f, 1.0f, 0.0f});
+  r.cross_attention.clear();
+  CHECK_THROWS_WITH_AS(where_it_looked(r, 0), "where_it_looked: expected readings decoded with need_weights, got no attention for image 0",
+                       std::invalid_argument);
 }
 
 TEST_CASE("it learns: example 11's CNN and attention decoder read digit pairs and look at each glyph") {
@@ -35,9 +47,10 @@ TEST_CASE("it learns: example 11's CNN and attention decoder read digit pairs an
     opt.step();
   }
   const data::DigitImages test = data::make_digit_images(data::DigitImageOptions(images).with_n(200).with_seed(1));
-  const std::vector<nn::ImageReading> r = model.read(ocr_batch(test).images, 1, 2, /*max_len=*/4);
+  const nn::DecodeResult r =
+      nn::greedy_decode(model, ocr_batch(test).images, {}, nn::DecodeOptions().with_max_len(4).with_need_weights(true));
   std::vector<std::string> texts;
-  for (const nn::ImageReading& one : r) texts.push_back(digits_of(one.tokens));
+  for (const auto& tokens : r.tokens) texts.push_back(digits_of(tokens));
   const OcrScore s = score_readings(r, texts, test, /*rows=*/2, /*cols=*/4);
   CAPTURE(s.character_accuracy);
   CAPTURE(s.sequence_accuracy);

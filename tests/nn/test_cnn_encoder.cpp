@@ -1,7 +1,8 @@
 // tests/nn/test_cnn_encoder.cpp - CnnEncoder and ImageToText: names, shapes, the grid
 // flattened row by row with its 2-D positions, the printed form, errors, the same numbers on 1
-// and 2 threads. (Their "it learns": tests/examples/test_attention_ocr.cpp reads digit strings,
-// tests/data/test_scenes.cpp captions scenes.)
+// and 2 threads. (Decoding ImageToText: tests/nn/test_image_to_text.cpp. Their "it learns":
+// tests/examples/test_attention_ocr.cpp reads digit strings, tests/data/test_scenes.cpp
+// captions scenes.)
 #include "nn/cnn_encoder.h"
 #include "nn/conv.h"
 #include "nn/image_to_text.h"
@@ -109,14 +110,6 @@ TEST_CASE("ImageToText: names, shapes, the baseline without attention, and 1 and
   CHECK(model.cell->weight_ih.shape() == Shape{48, 16 + 40});  // [E y; u], u of D = 8 + 32
   const Tensor images = randn({3, 1, 8, 12}), tgt_in = full({3, 5}, 1);
   CHECK(model.forward(images, tgt_in).shape() == Shape{3, 5, 7});
-  const std::vector<nn::ImageReading> r = model.read(images, /*bos=*/1, /*eos=*/2, /*max_len=*/4);
-  REQUIRE(r.size() == 3);
-  for (const nn::ImageReading& one : r) {
-    CHECK(one.weights.size(1) == 2 * 3);  // the 2 x 3 grid
-    CHECK(one.weights.size(0) == static_cast<int64_t>(one.tokens.size()) + (one.tokens.size() < 4 ? 1 : 0));
-    for (real v : sum(one.weights, 1).to_vector()) CHECK(v == doctest::Approx(1).epsilon(1e-5));  // a_t sums to 1
-  }
-  CHECK(model.is_training());  // read() puts the mode back
 
   nn::ImageToText baseline(nn::ImageToTextOptions(encoder, 7).with_hidden_size(12).with_attention(false));
   CHECK(baseline.score == nullptr);
@@ -167,8 +160,6 @@ TEST_CASE("CnnEncoder and ImageToText errors say what was expected and what was 
   nn::ImageToText model(nn::ImageToTextOptions(nn::CnnEncoderOptions(1, {4}), 5));
   CHECK_THROWS_WITH_AS(model.forward(zeros({2, 1, 4, 4}), zeros({3, 4})),
                        "ImageToText: expected tgt_in of shape (2, T), one row per image, got [3, 4]", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(model.read(zeros({2, 1, 4, 4}), 1, 2, 0), "ImageToText: expected max_len >= 1, got 0",
-                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::ImageToText(nn::ImageToTextOptions(nn::CnnEncoderOptions(1, {4}), 0)),
                        "ImageToText: expected positive vocab_size, embed_dim, hidden_size and attention_size, got 0, 16, "
                        "64 and 64",

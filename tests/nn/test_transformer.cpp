@@ -438,6 +438,10 @@ TEST_CASE("transformer errors") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::beam_search(model, zeros({1, 3}), {}, nn::DecodeOptions().with_beam_size(0)),
                        "beam_search: expected beam_size >= 1, got 0", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::greedy_decode(model, zeros({3}), {}), "greedy_decode: expected source ids of shape (B, S), got [3]",
+  CHECK_THROWS_WITH_AS(nn::greedy_decode(model, zeros({3}), {}),
+                       "greedy_decode: expected a batch of sources (B, ...): ids (B, S) or images (B, C, H, W), got [3]",
                        std::invalid_argument);
+  // Decoding takes a batch of any shape; the model checks that it is the kind it reads.
+  CHECK_THROWS_WITH_AS(nn::greedy_decode(model, zeros({2, 1, 3, 3}), {}),
+                       "Transformer: expected source ids of shape (B, S), got [2, 1, 3, 3]", std::invalid_argument);
 }
