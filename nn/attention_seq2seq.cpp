@@ -83,11 +83,6 @@ Variable AttentionSeq2Seq::align(const Variable& query, const Source& source) {
 
 namespace {
 
-// c_t = sum_s a_t(s) m_s: weights (B, S), memory (B, S, M) -> (B, M)
-Variable soft_context(const Variable& weights, const Variable& memory) {
-  return squeeze(matmul(unsqueeze(weights, 1), memory), 1);
-}
-
 // One position per row as a one-hot (B, S): drawn from the weights a_t (training; they need not
 // sum to 1), or their argmax (evaluation).
 Tensor sample_position(const Tensor& a, bool sample, Generator& generator) {
