@@ -257,8 +257,9 @@ Variable soft_context(const Variable& weights, const Variable& values) {
             values.size(1) == weights.size(-1),
         "soft_context: expected weights (B, S) or (B, T, S) and values (B, S, H), got ", weights.shape(), " and ",
         values.shape());
-  if (weights.dim() == 2) return squeeze(matmul(unsqueeze(weights, 1), values), 1);  // (B, 1, S) @ (B, S, H) -> (B, H)
-  return matmul(weights, values);                                                      // (B, T, S) @ (B, S, H) -> (B, T, H)
+  // One query: (B, 1, S) @ (B, S, H) -> (B, 1, H) -> (B, H). T of them: (B, T, S) @ (B, S, H) -> (B, T, H).
+  if (weights.dim() == 2) return squeeze(matmul(unsqueeze(weights, 1), values), 1);
+  return matmul(weights, values);
 }
 // [docs:end]
 
