@@ -103,7 +103,7 @@ Window local_window(const Tensor& p, const Tensor& padding, int64_t S, int64_t D
 }
 
 // The window's memory rows, gathered: memory (B, S, M) seen as (B S, M), rows b S + index.
-// -> (B, W, M). The gradient goes back to those rows alone.
+// -> (B, W, M). index_select's backward adds each gathered row's gradient to the row it came from.
 Variable window_rows(const Variable& memory, const Tensor& index) {
   const int64_t B = memory.size(0), S = memory.size(1), M = memory.size(2), W = index.size(1);
   Tensor rows = Tensor::empty({B * W});
