@@ -10,7 +10,7 @@
 //   ops_math.cpp    add sub mul div neg pow exp log sqrt abs tanh sigmoid relu gelu
 //   ops_reduce.cpp  sum mean max
 //   ops_shape.cpp   reshape transpose permute slice concat stack split chunk index_select
-//                   embedding gather masked_fill where
+//                   embedding gather scatter_add masked_fill where
 //   ops_nn.cpp      matmul linear softmax scaled_masked_softmax log_softmax cross_entropy
 //                   dropout layer_norm lstm_cell conv2d max_pool2d avg_pool2d batch_norm
 #pragma once
@@ -93,6 +93,10 @@ Variable index_select(const Variable& x, int64_t axis, const Tensor& index);
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx = -1);
 // torch.gather along an axis (index has x's number of axes).
 Variable gather(const Variable& x, int64_t axis, const Tensor& index);
+// gather's adjoint: zeros(shape) with src added at the places index names along an axis,
+// torch.zeros(shape).scatter_add(axis, index, src); index has src's shape, and repeated
+// places add up. Spreads a few values back over a longer axis (local attention's window).
+Variable scatter_add(const Shape& shape, int64_t axis, const Tensor& index, const Variable& src);
 // x where mask == 0, `value` where mask != 0 (mask broadcasts to x); no gradient to filled places.
 Variable masked_fill(const Variable& x, const Tensor& mask, real value);
 // cond ? a : b elementwise, all broadcasting together.

@@ -113,7 +113,7 @@ std::vector<Variable> chunk(const Variable& x, int64_t chunks, int64_t axis) {
 }
 
 // ================================================================================================
-// index_select / embedding / gather
+// index_select / embedding / gather / scatter_add
 
 Variable index_select(const Variable& x, int64_t axis, const Tensor& index) {
   const int a = normalize_axis(axis, x.dim(), "index_select");
@@ -144,6 +144,16 @@ Variable gather(const Variable& x, int64_t axis, const Tensor& index) {
   const int a = normalize_axis(axis, x.dim(), "gather");
   return make_result("gather", gather(x.value(), a, index), {x}, [a, index](const Tensor& dout, Node& n) {
     n.add_grad(0, scatter_add(n.inputs[0].shape(), a, index, dout));  // adjoint of gather
+  });
+}
+
+Variable scatter_add(const Shape& shape, int64_t axis, const Tensor& index, const Variable& src) {
+  check(index.shape() == src.shape(), "scatter_add: expected an index of src's shape ", src.shape(), ", got ",
+        index.shape());
+  const int a = normalize_axis(axis, static_cast<int64_t>(shape.size()), "scatter_add");
+  return make_result("scatter_add", scatter_add(shape, a, index, src.value()), {src}, [a, index](const Tensor& dout, Node& n) {
+    // out[..., index[j], ...] += src[..., j, ...]  =>  dsrc[..., j, ...] = dout[..., index[j], ...]: a gather
+    n.add_grad(0, gather(dout, a, index));
   });
 }
 

@@ -1,6 +1,7 @@
 // nn/afm.cpp - pairwise interactions by two index_selects, scored, softmaxed and pooled.
 #include "nn/afm.h"
 
+#include "nn/attention.h"
 #include "tensor/check.h"
 
 namespace seqgrad::nn {
@@ -43,7 +44,7 @@ AFMResult AttentionalFactorizationMachine::forward_with_weights(const Variable& 
   const Variable e = reshape(score->forward(relu(attention->forward(p))), {B, P});  // (B, P)
   const Variable a = softmax(e, 1);                                                 // (B, P)
   // Weighted sum of the interactions, then the projection p^T to one number per example.
-  const Variable pooled = squeeze(matmul(unsqueeze(a, 1), p), 1);  // (B, 1, P) @ (B, P, K) -> (B, K)
+  const Variable pooled = soft_context(a, p);  // sum_ij a_ij p_ij: (B, P) and (B, P, K) -> (B, K)
   return {reshape(projection->forward(pooled), {B}), a};
 }
 // [docs:end]

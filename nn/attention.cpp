@@ -1,4 +1,5 @@
-// nn/attention.cpp - masks, the eight score functions, attend, scaled dot-product attention.
+// nn/attention.cpp - masks, the eight score functions, the weighted sum (soft_context, attend),
+// scaled dot-product attention.
 #include "nn/attention.h"
 
 #include <cmath>
@@ -252,6 +253,18 @@ std::shared_ptr<AttentionScore> make_score(const std::string& name, int64_t q, i
 // ================================================================================================
 // The weighted sum
 
+// [docs:soft_context]
+Variable soft_context(const Variable& weights, const Variable& values) {
+  check((weights.dim() == 2 || weights.dim() == 3) && values.dim() == 3 && values.size(0) == weights.size(0) &&
+            values.size(1) == weights.size(-1),
+        "soft_context: expected weights (B, S) or (B, T, S) and values (B, S, H), got ", weights.shape(), " and ",
+        values.shape());
+  // One query: (B, 1, S) @ (B, S, H) -> (B, 1, H) -> (B, H). T of them: (B, T, S) @ (B, S, H) -> (B, T, H).
+  if (weights.dim() == 2) return squeeze(matmul(unsqueeze(weights, 1), values), 1);
+  return matmul(weights, values);
+}
+// [docs:end]
+
 // [docs:attend]
 AttentionResult attend(const Variable& scores, const Variable& values, const Tensor& mask) {
   check(values.dim() == 3 && values.size(0) == scores.size(0) && values.size(1) == scores.size(-1),
@@ -260,12 +273,8 @@ AttentionResult attend(const Variable& scores, const Variable& values, const Ten
   Tensor m = mask;
   if (m.defined() && scores.dim() == 3) m = unsqueeze(mask, 1);  // (B, 1, S): the same for every query
   AttentionResult r;
-  r.weights = masked_softmax(scores, m, -1);
-  if (scores.dim() == 2) {
-    r.context = squeeze(matmul(unsqueeze(r.weights, 1), values), 1);  // (B, 1, S) @ (B, S, H) -> (B, H)
-  } else {
-    r.context = matmul(r.weights, values);  // (B, T, S) @ (B, S, H) -> (B, T, H)
-  }
+  r.weights = masked_softmax(scores, m, -1);    // (B, S) or (B, T, S)
+  r.context = soft_context(r.weights, values);  // (B, H) or (B, T, H)
   return r;
 }
 // [docs:end]

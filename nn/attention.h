@@ -103,7 +103,12 @@ struct AttentionResult {
   Variable weights;  // (B, S) or (B, T, S), each row sums to 1 (or is all 0 if fully masked)
 };
 
-// weights = masked_softmax(scores, mask), context = weights @ values.
+// c = sum_s a_s v_s: weights (B, S) or (B, T, S), values (B, S, H_v) -> (B, H_v) or (B, T, H_v).
+// One batched matmul. Every weighted read of a set of vectors in seqgrad is this one function:
+// attend below, the attention decoders, a memory read, DIN's and AFM's pooling.
+Variable soft_context(const Variable& weights, const Variable& values);
+
+// weights = masked_softmax(scores, mask), context = soft_context(weights, values).
 // scores (B, S) or (B, T, S); values (B, S, H_v); mask (B, S) or undefined.
 AttentionResult attend(const Variable& scores, const Variable& values, const Tensor& mask);
 

@@ -1,7 +1,10 @@
-// nn/attention_seq2seq.cpp - the attention decoders, one step at a time.
+// nn/attention_seq2seq.cpp - the pieces of an attention decoder's step (the global, local-m and
+// local-p alignments, the hard read, input feeding), the Bahdanau and Luong steps built from
+// them, teacher forcing, decoding one token at a time, and REINFORCE for hard attention.
 #include "nn/attention_seq2seq.h"
 #include "nn/model_kind.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -49,95 +52,232 @@ std::string AttentionSeq2Seq::extra_repr() const {
 }
 
 // ================================================================================================
-// Alignment
+// Alignment: global, local-m and local-p (Luong et al. 2015, sections 3.1 and 3.2)
 
-// [docs:align]
-Variable AttentionSeq2Seq::align(const Variable& query, const Source& source) {
-  const Variable& memory = source.memory;
-  Variable scores = score->forward(query, memory);  // (B, S)
-  if (!options.local) return masked_softmax(scores, source.mask);
-  const int64_t B = memory.size(0), S = memory.size(1), D = options.window;
-  Tensor last = Tensor::empty({B, 1});  // each source's last position, len - 1
-  for (int64_t b = 0; b < B; ++b) last.data()[b] = static_cast<real>((source.lengths.empty() ? S : source.lengths[b]) - 1);
-  // The window's centre p_t (B, 1). Local-m: p_t = t, source and target assumed roughly in
-  // step (capped at len - 1, so a step past the source's end still sees its last D + 1 words).
-  // Local-p: p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)), a real position the decoder predicts.
-  const Variable p = options.monotonic
-                         ? Variable(minimum(last, full({B, 1}, static_cast<real>(source.t))))
-                         : Variable(last) * sigmoid(sum(tanh(position->forward(query)) * position_v, -1, /*keepdim=*/true));
-  // Only positions within D of p_t take part (plus the padding mask).
-  Tensor window = source.mask.defined() ? source.mask.clone() : zeros({B, S});
+// [docs:align_global]
+Alignment align_global(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask) {
+  const Variable a = masked_softmax(score.forward(query, memory), mask);  // a_t (B, S)
+  return {a, a, memory};                                                   // the window is the whole source
+}
+// [docs:end]
+
+namespace {
+
+void check_local(const char* op, const Variable& memory, const Tensor& mask, const Tensor& p, int64_t D) {
+  check(D >= 1, op, ": expected a window D >= 1, got ", D);
+  check(memory.dim() == 3, op, ": expected a memory of shape (B, S, M), got ", memory.shape());
+  const int64_t B = memory.size(0), S = memory.size(1);
+  check(!mask.defined() || mask.shape() == Shape{B, S}, op, ": expected a mask of shape (", B, ", ", S, "), got ",
+        mask.shape());
+  check(p.shape() == Shape{B, 1}, op, ": expected centres p_t of shape (", B, ", 1), got ", p.shape());
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t s = 0; s < S; ++s)
-      if (std::abs(static_cast<real>(s) - p.value().data()[b]) > static_cast<real>(D)) window.data()[b * S + s] = 1;
-  if (options.monotonic) return masked_softmax(scores, window);
-  // a_t(s) = align_t(s) exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2: the Gaussian favours
-  // positions near p_t, and is what lets p_t learn (the window itself is not differentiable).
+    check(p.data()[b] >= 0 && p.data()[b] <= static_cast<real>(S - 1), op, ": expected each centre p_t in [0, ", S - 1,
+          "], got ", p.data()[b]);
+}
+
+// [docs:local_window]
+// The window [p_t - D, p_t + D] of each row as W = 2D + 1 slots, c - D .. c + D around the whole
+// position c nearest p_t: every position within D of p_t has a slot (any other is D + 1/2 or
+// more away). A slot takes no part (mask 1) when it is off the source, at padding, or further
+// than D from p_t: a p_t between two positions has only 2D of them within reach.
+struct Window {
+  Tensor positions;  // (B, W): each slot's source position s (off the source: s < 0 or s >= S)
+  Tensor index;      // (B, W): s clamped into [0, S), the memory row the slot reads
+  Tensor mask;       // (B, W): 1 = takes no part
+};
+
+Window local_window(const Tensor& p, const Tensor& padding, int64_t S, int64_t D) {
+  const int64_t B = p.size(0), W = 2 * D + 1;
+  Window w{Tensor::empty({B, W}), Tensor::empty({B, W}), Tensor::empty({B, W})};
+  for (int64_t b = 0; b < B; ++b) {
+    const real centre = p.data()[b];
+    const int64_t c = static_cast<int64_t>(std::floor(static_cast<double>(centre) + 0.5));
+    for (int64_t j = 0; j < W; ++j) {
+      const int64_t s = c - D + j, row = std::min(std::max<int64_t>(s, 0), S - 1), at = b * W + j;
+      const bool off = s != row || (padding.defined() && padding.data()[b * S + row] != 0) ||
+                       std::abs(static_cast<real>(s) - centre) > static_cast<real>(D);
+      w.positions.data()[at] = static_cast<real>(s);
+      w.index.data()[at] = static_cast<real>(row);
+      w.mask.data()[at] = off ? 1 : 0;
+    }
+  }
+  return w;
+}
+
+// The window's memory rows, gathered: memory (B, S, M) seen as (B S, M), rows b S + index.
+// -> (B, W, M). index_select's backward adds each gathered row's gradient to the row it came from.
+Variable window_rows(const Variable& memory, const Tensor& index) {
+  const int64_t B = memory.size(0), S = memory.size(1), M = memory.size(2), W = index.size(1);
+  Tensor rows = Tensor::empty({B * W});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < W; ++j)
+      rows.data()[b * W + j] = static_cast<real>(b * S + static_cast<int64_t>(index.data()[b * W + j]));
+  return reshape(index_select(reshape(memory, {B * S, M}), 0, rows), {B, W, M});
+}
+
+// The query's scores at the window's slots (B, W): a score compares the query with keys, so it
+// is given the window's 2D + 1 rows, not all S. The location score is the exception: it reads
+// no keys (its score of position s is row s of W_a h_t, whatever the keys say), so it scores
+// the whole source and the window's columns are taken.
+Variable window_scores(AttentionScore& score, const Variable& query, const Variable& memory, const Variable& rows,
+                       const Tensor& index) {
+  if (score.name() == "LocationScore") return gather(score.forward(query, memory), 1, index);
+  return score.forward(query, rows);
+}
+
+// What local-m and local-p share: the window around p (B, 1), its memory rows (B, W, M), and
+// the softmax of the query's scores over the slots that take part (B, W).
+struct Local {
+  Window window;
+  Variable rows;
+  Variable softmax;
+};
+
+Local local_softmax(const char* op, AttentionScore& score, const Variable& query, const Variable& memory,
+                    const Tensor& mask, const Tensor& p, int64_t D) {
+  check_local(op, memory, mask, p, D);
+  Local l;
+  l.window = local_window(p, mask, memory.size(1), D);
+  l.rows = window_rows(memory, l.window.index);
+  l.softmax = masked_softmax(window_scores(score, query, memory, l.rows, l.window.index), l.window.mask);
+  return l;
+}
+
+// a_t over the window (B, W), spread back over the whole source (B, S) with zeros elsewhere.
+Alignment spread(const Variable& a, const Local& l, int64_t S) {
+  return {scatter_add({a.size(0), S}, 1, l.window.index, a), a, l.rows};
+}
+// [docs:end]
+
+}  // namespace
+
+// [docs:align_local]
+Alignment align_local_m(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask,
+                        const Tensor& p, int64_t D) {
+  const Local l = local_softmax("align_local_m", score, query, memory, mask, p, D);
+  return spread(l.softmax, l, memory.size(1));  // a_t = the softmax over the window
+}
+
+Alignment align_local_p(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask,
+                        const Variable& p, int64_t D) {
+  const Local l = local_softmax("align_local_p", score, query, memory, mask, p.value(), D);
+  // a_t(s) = align(h_t, h̄_s) exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2: the Gaussian
+  // favours positions near p_t, and is what lets p_t learn (the window is not differentiable).
   const real sigma = static_cast<real>(D) / 2;
-  Variable distance = Variable(arange(S).reshape({1, S})) - p;                 // (B, S)
-  Variable gaussian = exp(distance * distance * (-1 / (2 * sigma * sigma)));  // (B, S)
-  return masked_softmax(scores, window) * gaussian;
+  const Variable distance = Variable(l.window.positions) - p;                      // s - p_t (B, W)
+  const Variable gaussian = exp(distance * distance * (-1 / (2 * sigma * sigma)));  // (B, W)
+  return spread(l.softmax * gaussian, l, memory.size(1));
+}
+// [docs:end]
+
+// [docs:centres]
+Tensor local_m_centre(const std::vector<int64_t>& lengths, int64_t t) {
+  check(t >= 0, "local_m_centre: expected a step t >= 0, got ", t);
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  Tensor p = Tensor::empty({B, 1});
+  // Source and target assumed roughly in step; capped, so a step past the source's end still
+  // sees its last D + 1 positions.
+  for (int64_t b = 0; b < B; ++b) p.data()[b] = static_cast<real>(std::min(t, lengths[b] - 1));
+  return p;
+}
+
+Variable local_p_centre(Linear& W_p, const Variable& v_p, const Variable& query, const std::vector<int64_t>& lengths) {
+  const int64_t B = query.size(0);
+  check(static_cast<int64_t>(lengths.size()) == B, "local_p_centre: expected ", B, " lengths (one per query), got ",
+        lengths.size());
+  Tensor last = Tensor::empty({B, 1});  // each source's last position, len - 1
+  for (int64_t b = 0; b < B; ++b) last.data()[b] = static_cast<real>(lengths[b] - 1);
+  return Variable(last) * sigmoid(sum(tanh(W_p.forward(query)) * v_p, -1, /*keepdim=*/true));  // (B, 1)
 }
 // [docs:end]
 
 // ================================================================================================
-// Reading the memory: soft (a weighted sum) or hard (one sampled position)
+// Reading the memory: soft (the weighted sum, soft_context in nn/attention.h) or hard (one position)
 
 namespace {
 
-// c_t = sum_s a_t(s) m_s: weights (B, S), memory (B, S, M) -> (B, M)
-Variable soft_context(const Variable& weights, const Variable& memory) {
-  return squeeze(matmul(unsqueeze(weights, 1), memory), 1);
-}
-
-// One position per row as a one-hot (B, S): drawn from the weights a_t (training; they need not
-// sum to 1), or their argmax (evaluation).
-Tensor sample_position(const Tensor& a, bool sample, Generator& generator) {
+// One position per row: drawn from the weights a (B, S) (they need not sum to 1), or their argmax.
+std::vector<int64_t> choose_positions(const Tensor& a, bool sample, Generator& generator) {
   const int64_t B = a.size(0), S = a.size(1);
-  Tensor onehot = zeros({B, S});
+  std::vector<int64_t> chosen(static_cast<size_t>(B), 0);
   for (int64_t b = 0; b < B; ++b) {
     const real* row = a.data() + b * S;
-    double total = 0;
-    for (int64_t s = 0; s < S; ++s) total += row[s];
-    int64_t chosen = 0;
+    int64_t& s = chosen[static_cast<size_t>(b)];
     if (sample) {
+      double total = 0;
+      for (int64_t i = 0; i < S; ++i) total += row[i];
       double u = generator.uniform() * total, acc = 0;
-      for (chosen = 0; chosen < S - 1; ++chosen)
-        if ((acc += row[chosen]) > u) break;
+      for (s = 0; s < S - 1; ++s)
+        if ((acc += row[s]) > u) break;
     } else {
-      for (int64_t s = 1; s < S; ++s)
-        if (row[s] > row[chosen]) chosen = s;
+      for (int64_t i = 1; i < S; ++i)
+        if (row[i] > row[s]) s = i;
     }
-    onehot.data()[b * S + chosen] = 1;
   }
-  return onehot;
+  return chosen;
 }
 
 }  // namespace
 
-// The alignment of `query` over the memory, and the context read with it.
-AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const Source& source) {
-  Attended r;
-  r.weights = align(query, source);  // (B, S)
-  if (!options.hard) {
-    r.context = soft_context(r.weights, source.memory);  // (B, M)
-    return r;
+// [docs:hard_context]
+HardContext hard_context(const Variable& weights, const Variable& memory, bool sample, Generator& generator) {
+  check(weights.dim() == 2 && memory.dim() == 3 && memory.size(0) == weights.size(0) &&
+            memory.size(1) == weights.size(1),
+        "hard_context: expected weights (B, S) and a memory (B, S, M), got ", weights.shape(), " and ", memory.shape());
+  const int64_t B = memory.size(0), S = memory.size(1), M = memory.size(2);
+  const std::vector<int64_t> chosen = choose_positions(weights.value(), sample, generator);
+  Tensor onehot = zeros({B, S}), rows = Tensor::empty({B});
+  for (int64_t b = 0; b < B; ++b) {
+    onehot.data()[b * S + chosen[static_cast<size_t>(b)]] = 1;
+    rows.data()[b] = static_cast<real>(b * S + chosen[static_cast<size_t>(b)]);
   }
-  // Hard attention: c_t = m_{chosen}, and log pi(chosen) for REINFORCE = log a[chosen] -
-  // log sum a (the local Gaussian weights need renormalising).
-  const Variable pick(sample_position(r.weights.value(), is_training(), sampler));
-  r.context = soft_context(pick, source.memory);
-  r.log_prob = log(sum(r.weights * pick, -1) + real(1e-12)) - log(sum(r.weights, -1) + real(1e-12));
+  HardContext r;
+  r.context = index_select(reshape(memory, {B * S, M}), 0, rows);  // c_t = h̄_s, the chosen row (B, M)
+  // log pi(s) = log a_t(s) - log sum a_t (the local-p weights do not sum to 1)
+  r.log_prob = log(sum(weights * Variable(onehot), -1) + real(1e-12)) - log(sum(weights, -1) + real(1e-12));
   return r;
 }
+// [docs:end]
+
+// ================================================================================================
+// Input feeding (Luong et al. 2015, section 3.3)
+
+// [docs:input_feed]
+Variable attentional_state(Linear& W_c, const Variable& context, const Variable& h) {
+  return tanh(W_c.forward(concat({context, h}, 1)));  // h~_t = tanh(W_c [c_t; h_t]) (B, H)
+}
+
+Variable input_feed(const Variable& y, const Variable& feed) {
+  return concat({y, feed}, 1);  // [y_{t-1}; h~_{t-1}] (B, E + H)
+}
+// [docs:end]
 
 // ================================================================================================
 // The two decoders, one step each
 
+// [docs:align]
+// The model's alignment, as its options say: global, local-m or local-p.
+Alignment AttentionSeq2Seq::align(const Variable& query, const Source& s) {
+  if (!options.local) return align_global(*score, query, s.memory, s.mask);
+  const int64_t D = options.window;
+  if (options.monotonic) return align_local_m(*score, query, s.memory, s.mask, local_m_centre(s.lengths, s.t), D);
+  return align_local_p(*score, query, s.memory, s.mask, local_p_centre(*position, position_v, query, s.lengths), D);
+}
+
+// The alignment of `query` over the memory, and the context read with it: soft, the weighted
+// sum over the window, or hard, one position's row.
+AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const Source& source) {
+  const Alignment a = align(query, source);  // a_t (B, S)
+  if (!options.hard) return {a.weights, soft_context(a.window_weights, a.window_memory), Variable()};  // c_t (B, M)
+  const HardContext h = hard_context(a.weights, source.memory, is_training(), sampler);
+  return {a.weights, h.context, h.log_prob};
+}
+// [docs:end]
+
 // [docs:step]
 // Bahdanau et al. (2015): the previous state asks, and the context is an input of this step.
 AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNState& state, const Source& source) {
-  const Attended c = attend(state.h, source);                     // a_t = align(s_{t-1}, m); c_t
+  const Attended c = attend(state.h, source);                     // a_t = align(s_{t-1}, h̄); c_t
   state = cell->forward(concat({y, c.context}, 1), state);        // s_t = RNN([y_{t-1}; c_t], s_{t-1})
   const Variable logits = out->forward(concat({state.h, c.context}, 1));  // W_o [s_t; c_t]
   return {logits, c.weights, c.log_prob};
@@ -146,10 +286,10 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNSta
 // Luong et al. (2015): the new state asks, and its attentional state h~ is fed to the next step.
 AttentionSeq2Seq::Step AttentionSeq2Seq::luong_step(const Variable& y, RNNState& state, Variable& feed,
                                                     const Source& source) {
-  state = cell->forward(concat({y, feed}, 1), state);                // h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})
-  const Attended c = attend(state.h, source);                       // a_t = align(h_t, m); c_t
-  feed = tanh(combine->forward(concat({c.context, state.h}, 1)));    // h~_t = tanh(W_c [c_t; h_t])
-  return {out->forward(feed), c.weights, c.log_prob};                // W_s h~_t
+  state = cell->forward(input_feed(y, feed), state);       // h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})
+  const Attended c = attend(state.h, source);              // a_t = align(h_t, h̄); c_t
+  feed = attentional_state(*combine, c.context, state.h);  // h~_t = tanh(W_c [c_t; h_t])
+  return {out->forward(feed), c.weights, c.log_prob};      // W_s h~_t
 }
 // [docs:end]
 
@@ -178,14 +318,15 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
         src.size(0), ", T), got ", tgt_in.shape());
   const int64_t B = src.size(0), S = src.size(1), T = tgt_in.size(1);
   const EncoderOutput enc = encoder->forward(src, src_lengths);  // memory (B, S, M)
-  const Tensor mask = padding_mask(src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths, S);
+  const std::vector<int64_t> lengths = src_lengths.empty() ? std::vector<int64_t>(B, S) : src_lengths;
+  const Tensor mask = padding_mask(lengths, S);
   RNNState state = first_state(*bridge, enc, *cell);
   Variable feed(zeros({B, options.hidden_size}));  // h~_0 = 0 (Luong's input feeding)
   const Variable y_all = embedding->forward(tgt_in);  // (B, T, E)
   std::vector<Variable> logits, weights, log_probs;
   for (int64_t t = 0; t < T; ++t) {
     const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
-    Step r = decode_one(y, state, feed, Source{enc.outputs, mask, src_lengths, t});
+    Step r = decode_one(y, state, feed, Source{enc.outputs, mask, lengths, t});
     logits.push_back(r.logits);
     weights.push_back(r.weights);
     if (r.log_prob.defined()) log_probs.push_back(r.log_prob);

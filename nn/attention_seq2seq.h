@@ -8,10 +8,13 @@
 //                    logits = W_o [s_t; c_t]
 //   Luong (2015):    h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})   (input feeding); query = h_t;
 //                    h~_t = tanh(W_c [c_t; h_t]);  logits = W_s h~_t
-// Local-p attention predicts a centre p_t = len * sigmoid(v_p^T tanh(W_p h_t)) and only looks
+// Local-p attention predicts a centre p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)) and only looks
 // at [p_t - D, p_t + D], weighting by a Gaussian exp(-(s - p_t)^2 / (2 (D/2)^2)). Hard
 // attention samples one position from the weights instead of averaging; it is trained with
-// REINFORCE (reinforce_loss below). Read next: transformer.h, which drops the recurrence.
+// REINFORCE (reinforce_loss below). Each step is built from named pieces, declared below as
+// free functions: align_global, align_local_m, align_local_p (where to look), soft_context
+// (nn/attention.h) and hard_context (what is read), attentional_state and input_feed (Luong's
+// h~ and how it reaches the next step). Read next: transformer.h, which drops the recurrence.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +78,57 @@ struct AttentionOutput {
   Variable log_prob;   // (B, T): hard attention only, log a_t[chosen position] at every step
 };
 
+// ================================================================================================
+// The pieces of a decoder step, as Luong et al. (2015) name them. The alignments take the
+// decoder's query h_t (B, H) and the memory h̄ (B, S, M), the encoder's outputs, which are both
+// the keys and the values, with its padding mask (B, S), 1 at padding (or undefined).
+
+// What an alignment returns. weights is a_t over the whole source, the shape that callers record
+// and sample from. Local attention is zero outside its window, so it also gives the W positions
+// it can be non-zero at, with their memory rows: a context read from those costs W M, not S M.
+// Global attention's window is the whole source (W = S, window_memory is the memory).
+struct Alignment {
+  Variable weights;         // (B, S): a_t
+  Variable window_weights;  // (B, W): a_t at the window's positions
+  Variable window_memory;   // (B, W, M): the memory rows there
+};
+
+// Global attention (section 3.1): a_t(s) = softmax_s score(h_t, h̄_s), over every position.
+Alignment align_global(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask);
+
+// Local attention (section 3.2) looks only at the window [p_t - D, p_t + D] around a centre p
+// (B, 1), and scores only the window's 2D + 1 positions, so its cost grows with D, not with S:
+//   local-m (monotonic)   a_t(s) = softmax over the window of score(h_t, h̄_s)
+//   local-p (predictive)  the same, times exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2
+// Outside the window, and at padding, a_t is exactly 0. The window itself is a hard cut: p_t
+// gets its gradient (local-p) through the Gaussian alone.
+Alignment align_local_m(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask,
+                        const Tensor& p, int64_t D);
+Alignment align_local_p(AttentionScore& score, const Variable& query, const Variable& memory, const Tensor& mask,
+                        const Variable& p, int64_t D);
+// The centres (B, 1), from each source's length: local-m's p_t = t, capped at len - 1, and
+// local-p's p_t = (len - 1) sigmoid(v_p^T tanh(W_p h_t)), a real position the decoder predicts.
+Tensor local_m_centre(const std::vector<int64_t>& lengths, int64_t t);
+Variable local_p_centre(Linear& W_p, const Variable& v_p, const Variable& query, const std::vector<int64_t>& lengths);
+
+// Hard attention's read: one position per row, drawn from the weights a_t (B, S) (sample; they
+// need not sum to 1) or their argmax, and that position's memory row c_t = h̄_s (B, M). log_prob
+// (B) is log pi(s) = log a_t(s) - log sum a_t, what REINFORCE needs. (The soft read is
+// soft_context, nn/attention.h.)
+struct HardContext {
+  Variable context;   // (B, M)
+  Variable log_prob;  // (B)
+};
+HardContext hard_context(const Variable& weights, const Variable& memory, bool sample, Generator& generator);
+
+// Luong's attentional state h~_t = tanh(W_c [c_t; h_t]) (B, H), and input feeding (section
+// 3.3): the next step's RNN reads [y; h~], so it knows where the decoder looked last.
+Variable attentional_state(Linear& W_c, const Variable& context, const Variable& h);
+Variable input_feed(const Variable& y, const Variable& feed);  // y (B, E), h~ (B, H) -> (B, E + H)
+
+// ================================================================================================
+// The model
+
 class AttentionSeq2Seq : public Module, public EncoderDecoder {
  public:
   explicit AttentionSeq2Seq(const AttentionSeq2SeqOptions& options);
@@ -134,8 +188,8 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
     Variable context;   // (B, M): c_t
     Variable log_prob;  // (B), hard only: log pi(the position read)
   };
-  // What one decoder step reads: the memory (B, S, M), its padding mask and lengths, and the
-  // step's index t (0 for the first output token; local-m centres its window there).
+  // What one decoder step reads: the memory (B, S, M), its padding mask and lengths (B, one
+  // per source), and the step's index t (0 for the first output token; local-m's centre).
   struct Source {
     const Variable& memory;
     const Tensor& mask;
@@ -149,8 +203,8 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
   Step luong_step(const Variable& y_embedded, RNNState& state, Variable& feed, const Source& source);
   // Align `query` (B, H) over the memory and read the context, soft or hard.
   Attended attend(const Variable& query, const Source& source);
-  // Alignment weights for one query (B, H) over the memory (B, S, D*H): global, local-p or local-m.
-  Variable align(const Variable& query, const Source& source);
+  // The alignment of one query (B, H) over the memory (B, S, M): global, local-m or local-p.
+  Alignment align(const Variable& query, const Source& source);
 };
 
 // The REINFORCE surrogate for hard attention, one reward per decoding step. nll (B, T) is each

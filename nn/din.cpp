@@ -40,7 +40,7 @@ DINResult DINActivationUnit::forward(const Variable& behaviours, const Variable&
   Variable w = reshape(W3->forward(hidden), {B, S});                                    // (B, S)
   // Padding takes no part: its weight is 0 (a mask of 1s and 0s, not a softmax).
   if (!lengths.empty()) w = w * Variable(real(1) - padding_mask(lengths, S));
-  const Variable u = squeeze(matmul(unsqueeze(w, 1), behaviours), 1);                   // (B, 1, S) @ (B, S, H)
+  const Variable u = soft_context(w, behaviours);                                       // sum_s w_s b_s (B, H)
   return {u, w};
 }
 // [docs:end]

@@ -41,7 +41,7 @@ Variable softplus(const Variable& x) { return relu(x) + log(1 + exp(-abs(x))); }
 Variable memory_read(const Variable& memory, const Variable& w) {
   check_memory("memory_read", memory);
   check_weighting("memory_read", "a weighting", w, memory.size(0), memory.size(1));
-  return squeeze(matmul(unsqueeze(w, 1), memory), 1);  // (B, 1, N) @ (B, N, W) -> (B, W)
+  return soft_context(w, memory);  // sum_i w_i M_i: (B, N) and (B, N, W) -> (B, W)
 }
 
 Variable memory_write(const Variable& memory, const Variable& w, const Variable& erase, const Variable& add) {
@@ -262,7 +262,7 @@ MemN2NResult MemN2N::forward(const Tensor& story, const Tensor& question) {
     AttentionResult read;
     if (linear_start) {  // p = u . m_i, without the softmax (empty slots still weigh 0)
       read.weights = scores * Variable(real(1) - empty);
-      read.context = squeeze(matmul(unsqueeze(read.weights, 1), values), 1);
+      read.context = soft_context(read.weights, values);                // o = sum_i p_i c_i (B, C)
     } else {
       read = attend(scores, values, empty);                             // p (B, N), o (B, C)
     }

@@ -167,7 +167,7 @@ struct InterestModel : nn::Module {
     }
     // The baseline: every real behaviour weighs 1 / length, whatever the candidate.
     const Variable weights((real(1) - mask) / sum(real(1) - mask, 1, /*keepdim=*/true));
-    return {squeeze(matmul(unsqueeze(weights, 1), b), 1), weights};
+    return {nn::soft_context(weights, b), weights};  // u = sum_s b_s / length
   }
   nn::AttentionResult forward(const Clicks& d, int64_t start, int64_t n, Variable* logits) {
     const Tensor history = slice(d.history, 0, start, start + n);

@@ -9,7 +9,7 @@ PoolResult attention_pool(const Variable& behaviours, const Variable& candidate,
   //   1. broadcast the candidate to every position: (B, H) -> (B, S, H)  (unsqueeze, then
   //      an op that broadcasts, e.g. c * ones, or concat after expanding)
   //   2. features [b; c; b * c] (B, S, 3H) -> W1 -> relu -> W2 -> (B, S, 1) -> (B, S)
-  //   3. nn::masked_softmax with nn::padding_mask(lengths, S); weighted sum with matmul
+  //   3. nn::masked_softmax with nn::padding_mask(lengths, S); the weighted sum with nn::soft_context
   (void)candidate;
   (void)lengths;
   (void)W1;

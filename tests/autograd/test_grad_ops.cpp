@@ -142,7 +142,7 @@ TEST_CASE("grad: slice, narrow, concat, stack, split, chunk") {
   CHECK_GRAD([](const Vars& v) { return split(v[0], 2, 1)[2]; }, {x});  // unused pieces get no gradient
 }
 
-TEST_CASE("grad: index_select, embedding (repeated ids), gather") {
+TEST_CASE("grad: index_select, embedding (repeated ids), gather, scatter_add (repeated places)") {
   manual_seed(9);
   const Tensor w = randn({5, 3});
   const Tensor idx = from_vector({4, 0, 4, 2});
@@ -152,6 +152,11 @@ TEST_CASE("grad: index_select, embedding (repeated ids), gather") {
   CHECK_GRAD([ids](const Vars& v) { return embedding(v[0], ids); }, {w});
   const Tensor g = from_vector({0, 2, 1, 1, 4, 3, 0, 0}, {2, 4});
   CHECK_GRAD([g](const Vars& v) { return gather(v[0], 1, g); }, {randn({2, 5})});
+  // The same index spreads (2, 4) values over (2, 5); places 0 and 4 of row 1 receive two each.
+  CHECK_GRAD([g](const Vars& v) { return scatter_add({2, 5}, 1, g, v[0]); }, {randn({2, 4})});
+  CHECK_GRAD([](const Vars& v) { return scatter_add({4, 3}, 0, from_vector({3, 0, 3}, {1, 3}), v[0]); }, {randn({1, 3})});
+  CHECK_THROWS_WITH_AS(scatter_add({2, 5}, 1, g, Variable(randn({2, 3}))),
+                       "scatter_add: expected an index of src's shape [2, 3], got [2, 4]", std::invalid_argument);
 }
 
 TEST_CASE("grad: masked_fill and where, with broadcast masks") {

@@ -1,5 +1,6 @@
 // tests/nn/test_attention.cpp - attention weights: sum to 1, zero where masked, no NaN when a
-// whole row is masked (forward and backward); score functions' shapes and formulas.
+// whole row is masked (forward and backward); score functions' shapes and formulas; the
+// weighted sum.
 #include <cmath>
 
 #include "nn/attention.h"
@@ -73,6 +74,19 @@ TEST_CASE("score formulas: dot, scaled dot, cosine against hand computation") {
                  from_vector({11 / std::sqrt(real(2)), -1 / std::sqrt(real(2))}, {1, 2})));
   CHECK(allclose(nn::make_score("cosine", 2, 2)->forward(q, k).value(),
                  from_vector({11 / (std::sqrt(real(5)) * 5), -1 / std::sqrt(real(5))}, {1, 2}), 1e-5));
+}
+
+TEST_CASE("soft_context: the weighted sum of the values, for one query or T of them") {
+  const Variable values(from_vector({1, 2, 10, 20, 100, 200}, {1, 3, 2}));  // three values of width 2
+  const Variable a(from_vector({0.5, 0.25, 0.25}, {1, 3}));
+  CHECK(nn::soft_context(a, values).value().to_vector() == std::vector<real>{0.5 + 2.5 + 25, 1 + 5 + 50});  // (1, 2)
+  const Variable a2(from_vector({0.5, 0.25, 0.25, 0, 1, 0}, {1, 2, 3}));                              // T = 2
+  const Tensor c = nn::soft_context(a2, values).value();
+  CHECK(c.shape() == Shape{1, 2, 2});
+  CHECK(c.to_vector() == std::vector<real>{28, 56, 10, 20});
+  CHECK_THROWS_WITH_AS(nn::soft_context(a, Variable(zeros({1, 4, 2}))),
+                       "soft_context: expected weights (B, S) or (B, T, S) and values (B, S, H), got [1, 3] and [1, 4, 2]",
+                       std::invalid_argument);
 }
 
 TEST_CASE("scaled dot-product attention with a causal mask: position t sees only 0..t") {

@@ -1,5 +1,5 @@
-// tests/nn/test_grad_attention.cpp - gradcheck through every score function, attend (with a
-// padding mask) and scaled dot-product attention. Compiled in float32 and float64.
+// tests/nn/test_grad_attention.cpp - gradcheck through every score function, soft_context, attend
+// (with a padding mask) and scaled dot-product attention. Compiled in float32 and float64.
 #include "nn/attention.h"
 #include "tests/test_util.h"
 
@@ -29,6 +29,12 @@ TEST_CASE("grad through each score function: query, keys and every parameter") {
     const GradcheckResult r = gradcheck_parameters([&] { return score->forward(q, k); }, score->parameters(), opt);
     CHECK_MESSAGE(r.ok, r.message);
   }
+}
+
+TEST_CASE("grad through soft_context, weights and values, one query and several") {
+  manual_seed(2);
+  CHECK_GRAD([](const Vars& v) { return nn::soft_context(v[0], v[1]); }, {randn({2, 3}), randn({2, 3, 4})});
+  CHECK_GRAD([](const Vars& v) { return nn::soft_context(v[0], v[1]); }, {randn({2, 5, 3}), randn({2, 3, 4})});
 }
 
 TEST_CASE("grad through attend with a padding mask, and through scaled dot-product attention") {

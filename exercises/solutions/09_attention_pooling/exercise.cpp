@@ -16,6 +16,6 @@ PoolResult attention_pool(const Variable& behaviours, const Variable& candidate,
   const Variable e = squeeze(W2.forward(relu(W1.forward(features))), 2);            // (B, S)
   PoolResult r;
   r.weights = nn::masked_softmax(e, nn::padding_mask(lengths, S));                  // (B, S), 0 at padding
-  r.pooled = squeeze(matmul(unsqueeze(r.weights, 1), behaviours), 1);               // (B, 1, S) @ (B, S, H)
+  r.pooled = nn::soft_context(r.weights, behaviours);                               // sum_s a_s b_s (B, H)
   return r;
 }
