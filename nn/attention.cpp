@@ -199,6 +199,7 @@ class LocationScore : public AttentionScore {
     W = register_module("W", std::make_shared<Linear>(query_size, positions, /*bias=*/false));
   }
   std::string name() const override { return "LocationScore"; }
+  bool compares_keys() const override { return false; }  // where to look comes from the query alone
   std::string extra_repr() const override { return cat(query_size, ", max_positions=", W->out_features); }
   Variable score(const Variable& q, const Variable& k) override {
     const int64_t S = k.size(1);

@@ -57,6 +57,10 @@ struct ScoreOptions {
 class AttentionScore : public Module {
  public:
   Variable forward(const Variable& query, const Variable& keys);
+  // Whether a position's score depends on its key (it does for every score but location, which
+  // reads the query alone and takes from the keys only how many there are). Local attention
+  // scores only its window's keys when it does, and the whole source when it does not.
+  virtual bool compares_keys() const { return true; }
   int64_t query_size, key_size;
 
  protected:

@@ -121,7 +121,7 @@ Variable window_rows(const Variable& memory, const Tensor& index) {
 // the whole source and the window's columns are taken.
 Variable window_scores(AttentionScore& score, const Variable& query, const Variable& memory, const Variable& rows,
                        const Tensor& index) {
-  if (score.name() == "LocationScore") return gather(score.forward(query, memory), 1, index);
+  if (!score.compares_keys()) return gather(score.forward(query, memory), 1, index);
   return score.forward(query, rows);
 }
 

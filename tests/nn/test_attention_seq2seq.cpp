@@ -113,13 +113,15 @@ Variable align_local_by_masking(nn::AttentionScore& score, const Variable& query
   return nn::masked_softmax(scores, window) * exp(distance * distance * (-1 / (2 * sigma * sigma)));
 }
 
-// Counts the keys of every call, and scores them with the score it wraps. AttentionScore's copy
-// constructor gives it the wrapped score's sizes, whatever AttentionScore's own constructor takes.
+// Counts the keys of every call, and scores them with the score it wraps (a child, so the
+// model's parameters stay the wrapped score's).
 class CountingScore : public nn::AttentionScore {
  public:
   explicit CountingScore(std::shared_ptr<nn::AttentionScore> inner)
-      : nn::AttentionScore(*inner), inner_(std::move(inner)) {}
+      : nn::AttentionScore(nn::ScoreOptions(inner->query_size, inner->key_size)),
+        inner_(register_module("inner", std::move(inner))) {}
   std::string name() const override { return "CountingScore"; }
+  bool compares_keys() const override { return inner_->compares_keys(); }
   std::vector<int64_t> keys;  // how many keys each call scored
 
  protected:
@@ -143,14 +145,12 @@ TEST_CASE("local-m and local-p score the window alone and equal scoring all S po
   // a float's rounding away from 1, where s - p_t for s = 1 + D rounds to D itself.
   const std::vector<std::vector<real>> centres{
       {0.99999994f, 4.5f, 2, 0}, {8, 0.3f, 1.7f, 0}, {3.25f, 5, 0.5f, 0}, {6.5f, 2.75f, 1, 0}};
-  for (nn::ScoreKind kind : {nn::ScoreKind::Dot, nn::ScoreKind::General, nn::ScoreKind::Concat, nn::ScoreKind::Additive,
-                             nn::ScoreKind::ScaledDot, nn::ScoreKind::Cosine, nn::ScoreKind::MLP,
-                             nn::ScoreKind::Location}) {
+  for (const std::string& kind : nn::scores().names()) {
     auto score = nn::make_score(kind, H, H, 5, /*max_positions=*/S);
     for (int64_t D : {1, 2, 3, 8}) {
       for (size_t c = 0; c < centres.size(); ++c)
         for (bool gaussian : {false, true}) {
-          CAPTURE(nn::score_name(kind));
+          CAPTURE(kind);
           CAPTURE(D);
           CAPTURE(c);
           CAPTURE(gaussian);
@@ -199,7 +199,7 @@ TEST_CASE("local attention scores 2D + 1 keys a step, however long the source; g
       const std::vector<int64_t> lengths{S, S - 3};
       const Tensor before = model.forward(src, lengths, tgt_in).logits.value();
       auto counting = std::make_shared<CountingScore>(model.score);
-      model.score = counting;
+      model.score = model.replace_module("score", counting);
       const Tensor after = model.forward(src, lengths, tgt_in).logits.value();
       CHECK(after.to_vector() == before.to_vector());  // the wrapper changes nothing
       CHECK(counting->keys == std::vector<int64_t>(3, mode == 0 ? S : 2 * D + 1));  // one call a step, T = 3
@@ -238,7 +238,7 @@ TEST_CASE("input feeding: h~ = tanh(W_c [c; h]) goes into the next step's input 
 }
 
 TEST_CASE("the alignment pieces name what is wrong") {
-  auto score = nn::make_score(nn::ScoreKind::Dot, 4, 4);
+  auto score = nn::make_score("dot", 4, 4);
   const Variable q(zeros({2, 4})), memory(zeros({2, 6, 4}));
   const Tensor mask = nn::padding_mask({6, 3}, 6), p = from_vector({1, 2}, {2, 1});
   CHECK_THROWS_WITH_AS(nn::align_local_m(*score, q, memory, mask, p, 0), "align_local_m: expected a window D >= 1, got 0",
