@@ -43,7 +43,8 @@ LDFLAGS_ALL = -pthread $(EXTRA_FLAGS)
 
 # ------------------------------------------------------------------------------------------------
 # Sources: every .cpp in the library folders is part of libseqgrad.a.
-LIB_SRCS := $(sort $(wildcard tensor/*.cpp io/*.cpp autograd/*.cpp nn/*.cpp data/*.cpp viz/*.cpp))
+# nn/ is in folders that follow the book (nn/README.md): core, optim, recurrent, attention, ...
+LIB_SRCS := $(sort $(wildcard tensor/*.cpp io/*.cpp autograd/*.cpp nn/*/*.cpp data/*.cpp viz/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libseqgrad.a
 
@@ -63,7 +64,7 @@ CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/se
 CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/obj/%.o)
 CLI ?= $(BUILD)/seqgrad
 # EXTRA: files of your own linked into the tool (a new score, cell or model kind that registers
-# itself, nn/registry.h): make seqgrad EXTRA="my_score.cpp my_cell.cpp". Their names are
+# itself, nn/core/registry.h): make seqgrad EXTRA="my_score.cpp my_cell.cpp". Their names are
 # remembered beside the tool ($(CLI).extra), so leaving EXTRA out next time relinks without them.
 EXTRA ?=
 EXTRA_OBJS := $(patsubst %.cpp,$(BUILD)/obj/extra/%.o,$(abspath $(EXTRA)))
@@ -71,7 +72,8 @@ $(BUILD)/obj/extra/%.o: /%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
-# Tests mirror the source tree. tests/autograd/test_grad_*.cpp are the gradient checks: they
+# Tests mirror the top-level folders (tests/nn/ holds those of every nn/ folder).
+# tests/autograd/test_grad_*.cpp are the gradient checks: they
 # run twice, once against each precision.
 TEST_MAIN := tests/main.cpp
 TEST_SRCS := $(sort $(wildcard tests/*/test_*.cpp))
@@ -167,7 +169,7 @@ $(LIB64): $(LIB64_OBJS)
 	ar rcs $@ $^
 
 # Programs link the library whole: its scores, cells and model kinds register themselves by name
-# (nn/registry.h), and a linker takes from an archive only the objects something names.
+# (nn/core/registry.h), and a linker takes from an archive only the objects something names.
 whole = -Wl,--whole-archive $(1) -Wl,--no-whole-archive
 
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(COMMON_OBJS) $(LIB)
@@ -277,7 +279,7 @@ $(TSAN_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o): | $(BUILD)/.doctest-ok
 FUZZ_CXX ?= clang++
 FUZZ_SECONDS ?= 20
 FUZZERS = $(patsubst tests/fuzz/%.cpp,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.cpp))
-FUZZ_COVERED_SRCS := $(sort $(wildcard io/*.cpp data/*.cpp)) nn/checkpoint.cpp
+FUZZ_COVERED_SRCS := $(sort $(wildcard io/*.cpp data/*.cpp)) nn/core/checkpoint.cpp
 fuzz:
 	@sh tests/fuzz/ensure_clang.sh "$(FUZZ_CXX)"
 	@$(MAKE) $(SANITIZE_VARS) build/sanitize/libseqgrad.a

@@ -112,7 +112,7 @@ Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool
 // product as one node, with the bias added by the matrix kernel (tensor/matmul.h).
 // With `residual`, residual + x W^T + b, still one node: each of the matrix kernel's tasks
 // copies its block of the residual into the output and adds the product on top, so there is
-// no separate addition (an RNN's gx + h W_hh^T + b_hh, nn/rnn.cpp). Its gradient is dy itself.
+// no separate addition (an RNN's gx + h W_hh^T + b_hh, nn/recurrent/rnn.cpp). Its gradient is dy itself.
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias,
                 const Variable& residual = Variable());
 
@@ -155,7 +155,7 @@ Variable dropout(const Variable& x, real p, bool training);
 
 // ================================================================================================
 // Fused layers (kernels and formulas: tensor/fused.h). One graph node each instead of a chain
-// of small ops; the composed versions in nn/layernorm.cpp and nn/rnn.cpp define what they compute.
+// of small ops; the composed versions in nn/core/layernorm.cpp and nn/recurrent/rnn.cpp define what they compute.
 
 // Normalise the last axis: (x - mean) / sqrt(var + eps) * weight + bias. weight and bias are
 // (C) or undefined (no affine part).

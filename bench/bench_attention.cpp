@@ -5,7 +5,7 @@
 // and its growth from the previous row. The score matrix is T x S, so doubling the length
 // should eventually quadruple the time: that is the quadratic cost of attention.
 //
-// Part 2 times one decoder step of an RNN encoder-decoder with attention (nn/attention_seq2seq.h:
+// Part 2 times one decoder step of an RNN encoder-decoder with attention (nn/attention/attention_seq2seq.h:
 // Luong's decoder, GRU, hidden 64, the general score, batch 8) while decoding, with no gradient,
 // for sources of S = 16, 64, 256, 1024 positions (the encoder runs before the clock starts). Global
 // attention scores all S positions at every step; local-m and local-p attention score only the
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/attention.h"
-#include "nn/attention_seq2seq.h"
+#include "nn/attention/attention.h"
+#include "nn/attention/attention_seq2seq.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;

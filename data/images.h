@@ -5,7 +5,7 @@
 // random gaps between the glyphs, a random ink strength per glyph and Gaussian noise. The
 // label is the string. Where each glyph was drawn is kept too, so a model's attention can be
 // checked against it. Deterministic from a seed, no files. Depends on tensor/ only.
-// Used by examples/11_attention_ocr; read nn/cnn_encoder.h for how a model sees it.
+// Used by examples/11_attention_ocr; read nn/vision/cnn_encoder.h for how a model sees it.
 #pragma once
 
 #include <cstdint>

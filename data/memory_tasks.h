@@ -1,4 +1,4 @@
-// data/memory_tasks.h - toy tasks for networks with an external memory (nn/memory.h).
+// data/memory_tasks.h - toy tasks for networks with an external memory (nn/memory/memory.h).
 //
 // Stories for memory networks, generated from a seed in the manner of the bAbI tasks (Weston
 // et al., 2015), so there is something to read without a download:
@@ -10,7 +10,7 @@
 // the second task needs two lookups: who holds it, then where that person went last. Every
 // story records the indices of the sentences that answer it.
 // And the Neural Turing Machine's copy task: read L bit vectors, then write them out again.
-// Read next: nn/memory.h, examples/09_memory.
+// Read next: nn/memory/memory.h, examples/09_memory.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // own assumption), and the target adds up the interactions of a few chosen pairs only:
 //   y = sum_{(f, g) in pairs} u_f[x_f] . u_g[x_g] * sqrt(rank) + noise      (each term has variance 1)
 // Every other pair of fields carries no signal. A factorization machine weights all pairs
-// equally; an attentional one (nn/afm.h) can learn which pairs matter, which is what the task
+// equally; an attentional one (nn/recommenders/afm.h) can learn which pairs matter, which is what the task
 // is for. Ids are global, so one embedding table serves all fields: field f's value v has id
 // offset_f + v with offset_f = sizes[0] + ... + sizes[f-1]. Deterministic from a seed.
 //

@@ -8,7 +8,7 @@
 // separates them more); a third shape is added with "and". One caption per picture, so it can
 // be read off the pixels with nothing left to guess. Where each shape was drawn is kept, to
 // check a model's attention. Deterministic from a seed, no files. Depends on tensor/ only.
-// Used by examples/14_captioning; read nn/image_to_text.h for the model that captions it.
+// Used by examples/14_captioning; read nn/vision/image_to_text.h for the model that captions it.
 #pragma once
 
 #include <cstdint>

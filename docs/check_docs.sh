@@ -9,7 +9,7 @@
 # Run it from the repository root after `make` (the output blocks run built programs).
 # A chapter marks a block with a comment on the line before its opening fence:
 #
-#   <!-- include: nn/attention.cpp#scores -->       lines strictly between `// [docs:scores]`
+#   <!-- include: nn/attention/attention.cpp#scores -->       lines strictly between `// [docs:scores]`
 #                                                   and the next `// [docs:end]` in that file
 #   <!-- include: autograd/ops_math.cpp lines 60-70 -->        lines 60 to 70 of the file
 #   <!-- output: build/examples/01_autograd_basics -->         that program's standard output
@@ -26,7 +26,8 @@
 # non-ASCII marks dropped: · – — … ‘ ’ “ ” → ↔ × ² and the full-width ，。、：；？！（）《》「」【】～
 # (other non-ASCII punctuation would be kept here, where GitHub drops it: avoid it in headings).
 # Every docs/zh/NAME.md must translate an English docs/NAME.md (docs/zh/README.md excepted),
-# and every file in architecture.md's "Where is each concept" table must exist.
+# and every file in architecture.md's "Where is each concept" table must exist, and every concept
+# of docs/concepts.txt must have its row in that table.
 # Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms,
 # and to notation.md, where every reader finds what the letters of a shape stand for.
 # POSIX sh, awk, grep, sed, diff and cmp only.
@@ -316,6 +317,22 @@ if [ -f docs/architecture.md ]; then
       *) [ -f "$path" ] || fail "docs/architecture.md:$line: no file '$path'" ;;
     esac
   done < "$tmp/concepts"
+  # ... and every concept of docs/concepts.txt has its row (the first cell, word for word).
+  awk '
+    /^## / { inside = ($0 == "## Where is each concept"); next }
+    inside && /^\| / && !/^\|---/ && !/^\| concept \|/ {
+      n = split($0, cell, "|"); name = cell[2]; gsub(/^ +| +$/, "", name); print name
+    }' docs/architecture.md > "$tmp/concept_names"
+  if [ -f docs/concepts.txt ]; then
+    while IFS= read -r concept; do
+      case "$concept" in '#'*|'') continue ;; esac
+      checked=$((checked + 1))
+      grep -qxF -- "$concept" "$tmp/concept_names" ||
+        fail "docs/architecture.md: no row for the concept '$concept' (docs/concepts.txt) in 'Where is each concept'"
+    done < docs/concepts.txt
+  else
+    fail "docs/concepts.txt: missing (the concepts architecture.md's table must cover)"
+  fi
 fi
 
 if [ "$update" = 1 ]; then

@@ -6,7 +6,7 @@
 // travels as string pairs. Writes are atomic (atomic_file.h); reads check every number in the
 // header against the file before using it. What this is not: other dtypes (F16, BF16, F64),
 // memory mapping or lazy loading. Read next: json.h, which parses and writes the
-// header, and nn/checkpoint.h, which saves and loads a Module's parameters through this file.
+// header, and nn/core/checkpoint.h, which saves and loads a Module's parameters through this file.
 #pragma once
 
 #include <map>
@@ -49,7 +49,7 @@ struct SafetensorsFile {
 // such as /dev/full) is refused before anything is written. Names must be unique,
 // valid UTF-8 and not "__metadata__" (std::invalid_argument otherwise).
 //   write_safetensors("emb.safetensors", {{"weight", table}}, {{"format", "pt"}});
-// `op` starts every message (nn/checkpoint.h passes "save" and "load").
+// `op` starts every message (nn/core/checkpoint.h passes "save" and "load").
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {}, const char* op = "write_safetensors");
 

@@ -6,9 +6,9 @@
 //   mu_c, var_c = mean and biased variance (divide by M),   rstd_c = 1 / sqrt(var_c + eps)
 //   x_hat = (x - mu_c) rstd_c,   y = weight_c x_hat + bias_c
 // In training mu and var are the batch's own (batch_norm_stats), and the backward must count
-// that they depend on x; in eval they are constants (the running averages nn/batchnorm.h keeps).
+// that they depend on x; in eval they are constants (the running averages nn/vision/batchnorm.h keeps).
 // Unlike layer norm (fused.h), the statistics run across the batch, not along a row.
-// Read first: fused.h (layer norm). Read next: autograd/ops.h batch_norm, nn/batchnorm.h.
+// Read first: fused.h (layer norm). Read next: autograd/ops.h batch_norm, nn/vision/batchnorm.h.
 #pragma once
 
 #include "tensor/tensor.h"

@@ -11,7 +11,7 @@
 // With groups G, channels split into G groups, each convolved with its own C_out / G filters.
 // Layout NCHW, weight (C_out, C_in / G, kH, kW), as PyTorch's.
 // H_out = (H + 2 padding - dilation (kH - 1) - 1) / stride + 1, and the same for W.
-// Read first: matmul.h. Read next: autograd/ops.h conv2d, nn/conv.h.
+// Read first: matmul.h. Read next: autograd/ops.h conv2d, nn/vision/conv.h.
 #pragma once
 
 #include <cstdint>

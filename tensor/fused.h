@@ -1,13 +1,13 @@
 // tensor/fused.h - fused kernels: whole layers computed in one pass, forward and backward.
 //
-// The layers of nn/ can be written as chains of small ops (nn/layernorm.cpp and nn/rnn.cpp keep
+// The layers of nn/ can be written as chains of small ops (nn/core/layernorm.cpp and nn/recurrent/rnn.cpp keep
 // those composed versions as the readable definitions). Each small op reads and writes the
 // whole tensor, allocates its result and records a graph node; a layer norm composed from
 // mean, sub, mul, sqrt and div does that ten times forward and more backward. A fused kernel
 // does the same arithmetic in one or two passes over the data, keeping each row in cache, and
 // autograd (ops.h: layer_norm, lstm_cell) records a single node with the matching backward
 // kernel below. Tests check each fused op against its composed version.
-// Read first: nn/layernorm.cpp and LSTMCell::equations in nn/lstm.cpp.
+// Read first: nn/core/layernorm.cpp and LSTMCell::equations in nn/recurrent/lstm.cpp.
 #pragma once
 
 #include "tensor/tensor.h"

@@ -8,7 +8,7 @@
 // Padded cells never win a max (they are -inf). H_out = (H + 2 padding - kH) / stride + 1
 // (rounded down: PyTorch's ceil_mode = false), and the same for W. What this is not: dilation,
 // ceil_mode, or average pooling that leaves the padding out of the count.
-// Read first: conv.h (the same windows). Read next: autograd/ops.h max_pool2d, nn/pool.h.
+// Read first: conv.h (the same windows). Read next: autograd/ops.h max_pool2d, nn/vision/pool.h.
 #pragma once
 
 #include <cstdint>

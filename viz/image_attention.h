@@ -1,7 +1,7 @@
 // viz/image_attention.h - where a decoder looked on an image: one panel per output token, the
 // image drawn pixel by pixel with that step's attention over the grid laid on top of it.
 //
-// A CNN encoder (nn/cnn_encoder.h) turns an H x W image into a rows x cols grid; the decoder's
+// A CNN encoder (nn/vision/cnn_encoder.h) turns an H x W image into a rows x cols grid; the decoder's
 // attention at step t is one weight per grid cell. Each panel shows the image and, over every
 // cell's block of pixels, a translucent orange whose opacity is the cell's weight divided by the
 // step's largest weight, so the brightest spot of each panel is where that token looked most.

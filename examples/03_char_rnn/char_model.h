@@ -1,6 +1,6 @@
 // examples/03_char_rnn/char_model.h - example 03's character-level language model: an
 // embedding, a recurrent layer ("rnn" or "lstm") and a linear head that predicts the next
-// character at every step. It is also a decoder (nn/encoder_decoder.h), so nn::sample writes
+// character at every step. It is also a decoder (nn/decoding/encoder_decoder.h), so nn::sample writes
 // text with it, as it does for every other model: the source is the prompt. Shared by the
 // example and its test (tests/examples/test_char_rnn.cpp).
 #pragma once
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/embedding.h"
-#include "nn/encoder_decoder.h"
-#include "nn/linear.h"
-#include "nn/seq2seq.h"
+#include "nn/core/embedding.h"
+#include "nn/decoding/encoder_decoder.h"
+#include "nn/core/linear.h"
+#include "nn/recurrent/seq2seq.h"
 #include "tensor/check.h"
 #include "tensor/shape_ops.h"
 #include "tensor/softmax.h"

@@ -14,9 +14,9 @@
 #include "data/vocab.h"
 #include "examples/03_char_rnn/char_model.h"
 #include "examples/common/args.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "seqgrad.h"
 #include "viz/progress.h"
 

@@ -1,7 +1,7 @@
 // examples/05_attention - attention fixes the long-input failure of plain seq2seq.
 //
 // New since 04: at every decoder step the model scores all encoder states, softmaxes the
-// scores into alignment weights and reads their weighted sum (nn/attention_seq2seq.h). Same
+// scores into alignment weights and reads their weighted sum (nn/attention/attention_seq2seq.h). Same
 // task, lengths and buckets as 04: reverse letter sequences of length 3-30. We train the plain
 // encoder-decoder and Luong-style attention with several score functions (and, on request,
 // Bahdanau's decoder, local-p, local-m and hard attention), print exact match per length bucket for
@@ -25,11 +25,11 @@
 #include "data/tasks.h"
 #include "examples/common/args.h"
 #include "examples/common/length_accuracy.h"
-#include "nn/attention_seq2seq.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/seq2seq.h"
+#include "nn/attention/attention_seq2seq.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/recurrent/seq2seq.h"
 #include "seqgrad.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"

@@ -3,8 +3,8 @@
 // New since 05: nothing reads the sequence step by step. The encoder's positions attend to each
 // other (self-attention), sinusoidal positional encodings tell them where they are, and the
 // decoder attends causally to its own past and to the encoder with several heads at once
-// (nn/transformer.h). Training runs every target position in parallel; decoding still goes
-// token by token, with a key/value cache (nn/decoding.h). Same task, lengths and buckets as 04
+// (nn/transformer/transformer.h). Training runs every target position in parallel; decoding still goes
+// token by token, with a key/value cache (nn/decoding/decoding.h). Same task, lengths and buckets as 04
 // and 05: reverse letter sequences of length 3-30, exact match per bucket of 5 source lengths.
 // With --seeds 1,2,3 the model trains once per seed and the table shows mean and range.
 //   build/examples/06_transformer [--steps N] [--beam K] [--seeds S,S,...] [--post-norm] [--quick] [--out DIR]
@@ -18,11 +18,11 @@
 #include "data/tasks.h"
 #include "examples/common/args.h"
 #include "examples/common/length_accuracy.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
-#include "nn/transformer.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/optim/schedule.h"
+#include "nn/transformer/transformer.h"
 #include "seqgrad.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/attention.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/multihead_attention.h"
+#include "nn/attention/attention.h"
+#include "nn/core/embedding.h"
+#include "nn/core/linear.h"
+#include "nn/transformer/multihead_attention.h"
 #include "examples/common/args.h"
 #include "seqgrad.h"
 

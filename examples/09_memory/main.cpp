@@ -2,7 +2,7 @@
 // stories, and a Neural Turing Machine learns to copy.
 //
 // New since 08: the memory is no longer an encoder's states but a matrix of slots that a model
-// reads, and writes, by attention (nn/memory.h). Three parts:
+// reads, and writes, by attention (nn/memory/memory.h). Three parts:
 //   1. addressing  the NTM's four addressing steps on a hand-made memory, every weighting
 //                  printed: content (cosine, beta), interpolation (g), shift (s), sharpening
 //                  (gamma); then a write (erase, add) and a read.
@@ -19,9 +19,9 @@
 
 #include "data/memory_tasks.h"
 #include "examples/common/args.h"
-#include "nn/loss.h"
-#include "nn/memory.h"
-#include "nn/optim.h"
+#include "nn/core/loss.h"
+#include "nn/memory/memory.h"
+#include "nn/optim/optim.h"
 #include "seqgrad.h"
 #include "viz/heatmap.h"
 #include "viz/progress.h"
@@ -135,7 +135,7 @@ void memory_networks(const Config& c) {
       viz::ProgressBar bar(c.memn2n_steps, cat("MemN2N, ", hops, " hop", hops > 1 ? "s" : ""), std::cout,
                            viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
       for (int64_t step = 1; step <= c.memn2n_steps; ++step) {
-        model.linear_start = step <= c.linear_steps;  // no softmax at first (see nn/memory.h)
+        model.linear_start = step <= c.linear_steps;  // no softmax at first (see nn/memory/memory.h)
         std::vector<data::Story> stories;
         for (int64_t i = 0; i < batch; ++i) stories.push_back(train[((step - 1) * batch + i) % train.size()]);
         const data::EncodedStories b = data::encode_stories(stories, vocab, N);

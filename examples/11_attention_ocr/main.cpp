@@ -22,11 +22,11 @@
 #include "data/images.h"
 #include "examples/11_attention_ocr/where_it_looked.h"
 #include "examples/common/args.h"
-#include "nn/decoding.h"
-#include "nn/image_to_text.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "nn/decoding/decoding.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/optim/schedule.h"
 #include "seqgrad.h"
 #include "viz/progress.h"
 
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation on held-out images: greedy decoding, then beam search with K = 4 (nn/decoding.h)
+    // Evaluation on held-out images: greedy decoding, then beam search with K = 4 (nn/decoding/decoding.h)
     const Tensor test_images = ocr_batch(test).images;
     const auto decoding = nn::DecodeOptions().with_max_len(8).with_need_weights(true);
     const nn::DecodeResult greedy = nn::decode(model, test_images, {}, decoding);

@@ -10,7 +10,7 @@
 
 #include "data/batch.h"
 #include "data/images.h"
-#include "nn/decoding.h"
+#include "nn/decoding/decoding.h"
 #include "tensor/check.h"
 #include "tensor/shape_ops.h"
 #include "tensor/tensor.h"

@@ -3,7 +3,7 @@
 //
 // New since 11: no sequence to produce, one number to predict, and attention as a way to pick
 // relevant items out of a set. Two models, each against the baseline without attention:
-//   1. The attentional factorization machine (nn/afm.h) on a task where only 3 of the 10 pairs
+//   1. The attentional factorization machine (nn/recommenders/afm.h) on a task where only 3 of the 10 pairs
 //      of 5 fields carry signal (data/recommend.h), against a plain factorization machine that
 //      weights every pair the same. We print test error and the mean attention weight per pair.
 //   2. Attention pooling of a user's history against a candidate item, the idea of the Deep
@@ -18,13 +18,13 @@
 #include "data/metrics.h"
 #include "data/recommend.h"
 #include "examples/common/args.h"
-#include "nn/afm.h"
-#include "nn/attention.h"
-#include "nn/din.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/recommenders/afm.h"
+#include "nn/attention/attention.h"
+#include "nn/recommenders/din.h"
+#include "nn/core/embedding.h"
+#include "nn/core/linear.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "seqgrad.h"
 #include "viz/heatmap.h"
 
@@ -140,7 +140,7 @@ void factorization_machines(const Config& c) {
 using Clicks = data::ClickData;
 
 // How a history becomes one vector: the mean; attention with chapter 7's general score c^T W b_s
-// and a softmax; or DIN's activation unit (nn/din.h), raw weights from an MLP on each pair.
+// and a softmax; or DIN's activation unit (nn/recommenders/din.h), raw weights from an MLP on each pair.
 enum class Pooling { Mean, Attention, Activation };
 
 struct InterestModel : nn::Module {

@@ -1,7 +1,7 @@
 // examples/13_gnmt - what depth and residual connections buy: a GNMT-style deep LSTM against
 // one layer.
 //
-// New since 05: the model is deep. nn/gnmt.h stacks L LSTM layers in the encoder (the bottom one
+// New since 05: the model is deep. nn/attention/gnmt.h stacks L LSTM layers in the encoder (the bottom one
 // bidirectional) and L in the decoder, where the bottom layer asks the attention and every layer
 // above reads the context; from layer 3 on each layer adds its input to its output,
 // x_{l+1} = LSTM_l(x_l) + x_l (Wu et al. 2016). We train, on the same data and for the same steps:
@@ -20,11 +20,11 @@
 #include "data/batch.h"
 #include "data/tasks.h"
 #include "examples/common/args.h"
-#include "nn/attention_seq2seq.h"
-#include "nn/decoding.h"
-#include "nn/gnmt.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/attention/attention_seq2seq.h"
+#include "nn/decoding/decoding.h"
+#include "nn/attention/gnmt.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "seqgrad.h"
 
 using namespace seqgrad;

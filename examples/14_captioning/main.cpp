@@ -19,11 +19,11 @@
 #include "data/scenes.h"
 #include "data/tokenizer.h"
 #include "examples/common/args.h"
-#include "nn/decoding.h"
-#include "nn/image_to_text.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "nn/decoding/decoding.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/optim/schedule.h"
 #include "seqgrad.h"
 #include "viz/image_attention.h"
 #include "viz/progress.h"
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation on held-out scenes, captioned greedily and with beam search (K = 4, nn/decoding.h):
+    // Evaluation on held-out scenes, captioned greedily and with beam search (K = 4, nn/decoding/decoding.h):
     // BLEU-4, exact match, and where the object words looked
     const auto decoding = nn::DecodeOptions().with_max_len(16).with_need_weights(true);
     const nn::DecodeResult greedy = nn::decode(model, test.images, {}, decoding);

@@ -2,7 +2,7 @@
 // model's whole output is right, per bucket of 5 source lengths, so that the three models of the
 // story (plain seq2seq, attention, Transformer) are measured the same way.
 //
-// Any model decodes through nn/decoding.h (greedy, or beam search with options.beam_size > 1),
+// Any model decodes through nn/decoding/decoding.h (greedy, or beam search with options.beam_size > 1),
 // 100 test sources at a time. `prepare` may change a source before it is read (example 04
 // reverses it); the bucket is the original length. Over several seeds the examples print
 // data::bucket_table_over_runs under a title ending in over_seeds(...). Header-only: examples
@@ -18,7 +18,7 @@
 
 #include "data/batch.h"
 #include "data/metrics.h"
-#include "nn/decoding.h"
+#include "nn/decoding/decoding.h"
 
 namespace seqgrad::examples {
 

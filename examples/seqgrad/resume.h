@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "examples/seqgrad/translator.h"
-#include "nn/optim.h"
+#include "nn/optim/optim.h"
 
 namespace seqgrad::cli {
 

@@ -23,8 +23,8 @@
 #include "examples/seqgrad/translator.h"
 #include "io/json.h"
 #include "io/atomic_file.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "nn/optim/optim.h"
+#include "nn/optim/schedule.h"
 #include "tensor/check.h"
 #include "tensor/random.h"
 #include "tensor/thread_pool.h"
@@ -68,7 +68,7 @@ std::string registry_help(const Registry& registry) {
   return out;
 }
 
-// Every option any registered model kind can take (nn/model_kind.h), once each, in the order
+// Every option any registered model kind can take (nn/decoding/model_kind.h), once each, in the order
 // the kinds list them: the tool's model flags. A new kind, score or cell brings its own.
 std::vector<nn::Option> model_flags() {
   std::vector<nn::Option> all;
@@ -403,7 +403,7 @@ double validation_loss(Translator& t, const data::EncodedPairs& valid) {
   return batches ? total / static_cast<double>(batches) : 0;
 }
 
-// --optimizer and --schedule, found by name (nn/optim.h, nn/schedule.h). A schedule may be
+// --optimizer and --schedule, found by name (nn/optim/optim.h, nn/optim/schedule.h). A schedule may be
 // none (constant). The Noam schedule's d_model is the model's --dim.
 std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer& opt, int64_t warmup_steps,
                                                int64_t total_steps) {

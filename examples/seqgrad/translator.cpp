@@ -7,9 +7,9 @@
 
 #include "data/metrics.h"
 #include "io/safetensors.h"
-#include "nn/checkpoint.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
+#include "nn/core/checkpoint.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
 #include "tensor/allocator.h"
 #include "tensor/check.h"
 #include "tensor/reduce.h"

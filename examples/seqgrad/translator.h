@@ -1,6 +1,6 @@
 // examples/seqgrad/translator.h - one interface over every sequence model the tool trains.
 //
-// A Translator owns a model (any kind nn/model_kind.h can build by name), its two
+// A Translator owns a model (any kind nn/decoding/model_kind.h can build by name), its two
 // vocabularies and its configuration, and can compute a training loss, translate text, return
 // an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
 // the configuration, both vocabularies and the merges of a bpe side, so the checkpoint alone is
@@ -19,13 +19,13 @@
 #include "data/tokenizer.h"
 #include "data/vocab.h"
 #include "io/json.h"
-#include "nn/encoder_decoder.h"
-#include "nn/model_kind.h"
+#include "nn/decoding/encoder_decoder.h"
+#include "nn/decoding/model_kind.h"
 
 namespace seqgrad::cli {
 
 // The tokenizers seqgrad train offers, and limits a checkpoint's configuration must keep to.
-// (Model kinds, scores, cells and their options come from nn/'s registries: nn/model_kind.h.)
+// (Model kinds, scores, cells and their options come from nn/'s registries: nn/decoding/model_kind.h.)
 inline const std::vector<std::string> kTokenizerNames{"space", "char", "bpe"};
 constexpr int64_t kMaxDecode = 4096;
 // Sentences decoded at once by translate and eval (--batch): 64 rows (256 with beam 4) keep
@@ -38,7 +38,7 @@ constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kTrainStateKey = "seqgrad.train_state";
 
 // Everything needed to rebuild a model before loading its weights: the model kind, its
-// options (those it takes, nn/model_kind.h), the longest sequence and each side's tokenizer.
+// options (those it takes, nn/decoding/model_kind.h), the longest sequence and each side's tokenizer.
 // As JSON, one object: {"model": "lstm-attn", "layers": 2, ..., "max_len": 64, "src_tokens": ...}.
 struct ModelConfig {
   std::string model = "transformer";  // a name nn::model_names() lists
@@ -76,7 +76,7 @@ class Translator {
 
   nn::Module& module();
   const nn::Module& module() const;
-  // The model's own training loss on a batch (nn/encoder_decoder.h): the mean cross-entropy
+  // The model's own training loss on a batch (nn/decoding/encoder_decoder.h): the mean cross-entropy
   // over the real target tokens, plus whatever else the model trains (hard attention's
   // REINFORCE term).
   Variable loss(const data::Batch& batch, real label_smoothing);
@@ -119,7 +119,7 @@ class Translator {
 
  private:
   // The model, whichever kind: everything after construction goes through the decoding
-  // interface (nn/encoder_decoder.h), with no switch over kinds.
+  // interface (nn/decoding/encoder_decoder.h), with no switch over kinds.
   std::shared_ptr<nn::EncoderDecoder> model_;
   nn::Module* module_ = nullptr;  // the same model, as a Module
 };

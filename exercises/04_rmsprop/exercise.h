@@ -4,7 +4,7 @@
 // centering) divides each step by a running root-mean-square of the gradient:
 //   v = alpha * v + (1 - alpha) * g^2          (v starts at 0; one buffer per parameter)
 //   p = p - lr * g / (sqrt(v) + eps)
-// Parameters without a gradient (grad() undefined) are skipped. Read nn/optim.cpp: SGD and
+// Parameters without a gradient (grad() undefined) are skipped. Read nn/optim/optim.cpp: SGD and
 // Adam show the loop, and slot(buffers, i) gives parameter i's buffer, created as zeros.
 #pragma once
 

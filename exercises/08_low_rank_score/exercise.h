@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "seqgrad.h"
 
 class LowRankScore : public seqgrad::nn::AttentionScore {

@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "seqgrad.h"
 
 struct PoolResult {

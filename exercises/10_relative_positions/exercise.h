@@ -10,7 +10,7 @@
 // indices clip(s - t, -K, K) + K and gather bias with index_select (an autograd op).
 #pragma once
 
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "seqgrad.h"
 
 seqgrad::nn::AttentionResult relative_attention(const seqgrad::Variable& q, const seqgrad::Variable& k,

@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "exercise.h"
-#include "nn/positional.h"
+#include "nn/transformer/positional.h"
 
 using namespace seqgrad;
 

@@ -14,7 +14,7 @@
 //     append next to the prefix; stop early once every sequence has finished
 // Return each sequence's tokens without <bos> and <eos>. Decoding must not train: no graph
 // (NoGradGuard) and no dropout (model.eval(), restoring the previous mode afterwards).
-// With min_len = 0, nn::greedy_decode (nn/decoding.cpp, shown in chapter 10) gives the same
+// With min_len = 0, nn::greedy_decode (nn/decoding/decoding.cpp, shown in chapter 10) gives the same
 // tokens: the check compares. With min_len > 0 it checks each token against the model's
 // logits for your output, teacher-forced (chapter 10: one decoder run sees every position).
 #pragma once
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "data/vocab.h"
-#include "nn/decoding.h"
-#include "nn/transformer.h"
+#include "nn/decoding/decoding.h"
+#include "nn/transformer/transformer.h"
 #include "seqgrad.h"
 
 std::vector<std::vector<int64_t>> my_greedy_decode(seqgrad::nn::Transformer& model, const seqgrad::Tensor& src,

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "exercise.h"
-#include "nn/positional.h"
+#include "nn/transformer/positional.h"
 
 using namespace seqgrad;
 

@@ -6,7 +6,7 @@ using namespace seqgrad;
 CosineWarmRestartsLR::CosineWarmRestartsLR(nn::Optimizer& optimizer, int64_t t_0, int64_t t_mult, real eta_min)
     : nn::LRScheduler(optimizer), t_0_(t_0), t_mult_(t_mult), eta_min_(eta_min) {
   // TODO(exercise 16): check t_0 and t_mult, then set the learning rate of step 0 (see how
-  // nn::CosineAnnealingLR's constructor in nn/schedule.cpp ends).
+  // nn::CosineAnnealingLR's constructor in nn/optim/schedule.cpp ends).
 }
 
 real CosineWarmRestartsLR::lr_at(int64_t step) const {

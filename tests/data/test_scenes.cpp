@@ -7,10 +7,10 @@
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/scenes.h"
-#include "nn/decoding.h"
-#include "nn/image_to_text.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/decoding/decoding.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -3,10 +3,10 @@
 // read digit looks at its own glyph; the scoring helpers the example prints with.
 #include "data/images.h"
 #include "examples/11_attention_ocr/where_it_looked.h"
-#include "nn/decoding.h"
-#include "nn/image_to_text.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/decoding/decoding.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

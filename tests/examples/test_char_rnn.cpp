@@ -8,7 +8,7 @@
 
 #include "examples/03_char_rnn/char_model.h"
 #include "io/special_tokens.h"
-#include "nn/decoding.h"
+#include "nn/decoding/decoding.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -162,7 +162,7 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
     std::remove(f);
 }
 
-// Every model kind decodes through one interface (nn/encoder_decoder.h): --beam works for all
+// Every model kind decodes through one interface (nn/decoding/encoder_decoder.h): --beam works for all
 // of them, and on a toy task beam search scores at least as well as greedy decoding.
 TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at least as good as greedy") {
   write_file("build/test_cli_beam.tsv", run({"data", "--task", "reverse", "--n", "100", "--min-len", "2", "--max-len", "5",

@@ -14,7 +14,7 @@
 #include "data/batch.h"
 #include "data/tasks.h"
 #include "examples/seqgrad/translator.h"
-#include "nn/optim.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
 // tests/fuzz/fuzz_safetensors.cpp - libFuzzer target: any bytes, read as a safetensors file.
 //
-// The reader treats files as hostile (nn/checkpoint.cpp). Here every input must end in one of
+// The reader treats files as hostile (nn/core/checkpoint.cpp). Here every input must end in one of
 // two ways: a std::runtime_error (the documented error for a file that is not well-formed), or
 // tensors and metadata that write back and read again unchanged, bit for bit. Anything else (a
 // crash, a sanitizer report, another exception, a different round trip) is a finding.

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 namespace seqgrad::testing {

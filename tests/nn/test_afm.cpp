@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "data/recommend.h"
-#include "nn/afm.h"
-#include "nn/embedding.h"
+#include "nn/recommenders/afm.h"
+#include "nn/core/embedding.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -3,7 +3,7 @@
 // weighted sum.
 #include <cmath>
 
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

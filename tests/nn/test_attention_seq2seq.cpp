@@ -7,10 +7,10 @@
 
 #include "data/batch.h"
 #include "data/tasks.h"
-#include "nn/attention_seq2seq.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/attention/attention_seq2seq.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/nn/learns_to_reverse.h"
 #include "tests/test_util.h"
 

@@ -7,13 +7,13 @@
 
 #include "data/images.h"
 #include "io/safetensors.h"
-#include "nn/batchnorm.h"
-#include "nn/checkpoint.h"
-#include "nn/conv.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/pool.h"
+#include "nn/vision/batchnorm.h"
+#include "nn/core/checkpoint.h"
+#include "nn/vision/conv.h"
+#include "nn/core/linear.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/vision/pool.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -22,8 +22,8 @@
 
 #include "io/json.h"
 #include "io/safetensors.h"
-#include "nn/checkpoint.h"
-#include "nn/module.h"
+#include "nn/core/checkpoint.h"
+#include "nn/core/module.h"
 
 using namespace seqgrad;
 using seqgrad::testing::read_file;

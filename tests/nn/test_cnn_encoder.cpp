@@ -3,10 +3,10 @@
 // and 2 threads. (Decoding ImageToText: tests/nn/test_image_to_text.cpp. Their "it learns":
 // tests/examples/test_attention_ocr.cpp reads digit strings, tests/data/test_scenes.cpp
 // captions scenes.)
-#include "nn/cnn_encoder.h"
-#include "nn/conv.h"
-#include "nn/image_to_text.h"
-#include "nn/positional.h"
+#include "nn/vision/cnn_encoder.h"
+#include "nn/vision/conv.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/transformer/positional.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -5,10 +5,10 @@
 #include <map>
 
 #include "io/safetensors.h"
-#include "nn/conv.h"
-#include "nn/linear.h"
-#include "nn/optim.h"
-#include "nn/loss.h"
+#include "nn/vision/conv.h"
+#include "nn/core/linear.h"
+#include "nn/optim/optim.h"
+#include "nn/core/loss.h"
 #include "tensor/thread_pool.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// tests/nn/test_decoding.cpp - greedy decoding, beam search and sampling (nn/decoding.h) on a
+// tests/nn/test_decoding.cpp - greedy decoding, beam search and sampling (nn/decoding/decoding.h) on a
 // scripted model: an EncoderDecoder whose next-token log-probabilities are written out per
 // position, so each search's choices can be worked out by hand. (The real models are decoded
 // in test_transformer.cpp, test_seq2seq.cpp, test_attention_seq2seq.cpp and the CLI tests.)
@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "io/special_tokens.h"
-#include "nn/decoding.h"
+#include "nn/decoding/decoding.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -4,10 +4,10 @@
 
 #include "data/metrics.h"
 #include "data/recommend.h"
-#include "nn/din.h"
-#include "nn/embedding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/recommenders/din.h"
+#include "nn/core/embedding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

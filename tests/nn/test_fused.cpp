@@ -1,10 +1,10 @@
 // tests/nn/test_fused.cpp - each fused op gives what its composed definition gives: the same
 // values and the same gradients, up to rounding; and its errors name what was expected.
-#include "nn/attention.h"
-#include "nn/layernorm.h"
-#include "nn/multihead_attention.h"
-#include "nn/linear.h"
-#include "nn/lstm.h"
+#include "nn/attention/attention.h"
+#include "nn/core/layernorm.h"
+#include "nn/transformer/multihead_attention.h"
+#include "nn/core/linear.h"
+#include "nn/recurrent/lstm.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

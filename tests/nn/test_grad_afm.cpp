@@ -1,7 +1,7 @@
 // tests/nn/test_grad_afm.cpp - gradcheck through the attentional factorization machine: the
 // field embeddings and every parameter of the attention network and the projection.
 // Compiled in float32 and float64.
-#include "nn/afm.h"
+#include "nn/recommenders/afm.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
 // tests/nn/test_grad_attention.cpp - gradcheck through every score function, soft_context, attend
 // (with a padding mask) and scaled dot-product attention. Compiled in float32 and float64.
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

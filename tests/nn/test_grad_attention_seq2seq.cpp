@@ -1,6 +1,6 @@
 // tests/nn/test_grad_attention_seq2seq.cpp - gradcheck through the Bahdanau and Luong decoders
 // (global, local-p and local-m; the location score), with respect to every parameter. Compiled in float32 and float64.
-#include "nn/attention_seq2seq.h"
+#include "nn/attention/attention_seq2seq.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -2,9 +2,9 @@
 // convolution's weight and bias, with the 2-D positions concatenated or added) and through
 // ImageToText's teacher-forced decoder (pixels to logits, attention on and off). Compiled in
 // float32 and float64, like every test_grad_*.cpp.
-#include "nn/cnn_encoder.h"
-#include "nn/conv.h"
-#include "nn/image_to_text.h"
+#include "nn/vision/cnn_encoder.h"
+#include "nn/vision/conv.h"
+#include "nn/vision/image_to_text.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
 // tests/nn/test_grad_din.cpp - gradcheck through DIN's activation unit: the behaviours, the
 // candidate and every parameter, with padded histories. Compiled in float32 and float64.
-#include "nn/din.h"
+#include "nn/recommenders/din.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

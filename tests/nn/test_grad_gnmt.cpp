@@ -2,7 +2,7 @@
 // bottom layer, residual stacks, attention from the bottom decoder layer), with respect to
 // every parameter, residuals on and off. No new op: this checks the composition. Compiled in
 // float32 and float64.
-#include "nn/gnmt.h"
+#include "nn/attention/gnmt.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

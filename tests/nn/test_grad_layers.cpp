@@ -1,9 +1,9 @@
 // tests/nn/test_grad_layers.cpp - gradcheck through every layer, with respect to its input and
 // its parameters. Compiled twice, like tests/autograd/test_grad_ops.cpp: float32 and float64.
-#include "nn/embedding.h"
-#include "nn/layernorm.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
+#include "nn/core/embedding.h"
+#include "nn/core/layernorm.h"
+#include "nn/core/linear.h"
+#include "nn/core/loss.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,7 +1,7 @@
 // tests/nn/test_grad_memory.cpp - gradcheck through memory addressing: each NTM step, the
 // write and the read, the whole address-write-address-read path, the heads, the NTM and MemN2N
 // with respect to every parameter. Compiled in float32 and float64.
-#include "nn/memory.h"
+#include "nn/memory/memory.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

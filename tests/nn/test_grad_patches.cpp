@@ -1,8 +1,8 @@
 // tests/nn/test_grad_patches.cpp - gradcheck through the pieces that let attention read an
 // image: patchify (reshape + permute), PatchEmbedding (input and parameters) and the 2-D
 // positional encoding. Compiled in float32 and float64, like every test_grad_*.cpp.
-#include "nn/patch_embedding.h"
-#include "nn/positional.h"
+#include "nn/vision/patch_embedding.h"
+#include "nn/transformer/positional.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -3,7 +3,7 @@
 // and its composed definition). Compiled in float32 and float64.
 #include <utility>
 
-#include "nn/batchnorm.h"
+#include "nn/vision/batchnorm.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,8 +1,8 @@
 // tests/nn/test_grad_rnn.cpp - gradcheck through each recurrent cell and through the sequence
 // layers (stacked, bidirectional, padded). Compiled in float32 and float64.
-#include "nn/gru.h"
-#include "nn/lstm.h"
-#include "nn/seq2seq.h"
+#include "nn/recurrent/gru.h"
+#include "nn/recurrent/lstm.h"
+#include "nn/recurrent/seq2seq.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

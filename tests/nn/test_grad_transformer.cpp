@@ -1,7 +1,7 @@
 // tests/nn/test_grad_transformer.cpp - gradcheck through multi-head attention (with both masks,
 // and with dropout on the weights), the learned positional encoding, encoder and decoder layers
 // (post-norm and pre-norm) and a whole tiny Transformer's loss. Compiled in float32 and float64.
-#include "nn/transformer.h"
+#include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

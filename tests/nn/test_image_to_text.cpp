@@ -1,4 +1,4 @@
-// tests/nn/test_image_to_text.cpp - ImageToText decoded through nn/decoding.h: greedy decoding
+// tests/nn/test_image_to_text.cpp - ImageToText decoded through nn/decoding/decoding.h: greedy decoding
 // gives the tokens, log-probabilities and attention of a plain loop over the one-step function
 // (the reader ImageToText had of its own before: every image steps max_len times, never
 // stopping early); beam search with K = 1 is greedy decoding, and teacher forcing gives the
@@ -10,10 +10,10 @@
 #include "data/batch.h"
 #include "data/images.h"
 #include "io/special_tokens.h"
-#include "nn/decoding.h"
-#include "nn/image_to_text.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/decoding/decoding.h"
+#include "nn/vision/image_to_text.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

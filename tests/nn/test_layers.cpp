@@ -2,12 +2,12 @@
 // contract and default initialisation, train/eval, and pinned error messages.
 #include <cmath>
 
-#include "nn/activation.h"
-#include "nn/dropout.h"
-#include "nn/embedding.h"
-#include "nn/init.h"
-#include "nn/layernorm.h"
-#include "nn/linear.h"
+#include "nn/core/activation.h"
+#include "nn/core/dropout.h"
+#include "nn/core/embedding.h"
+#include "nn/core/init.h"
+#include "nn/core/layernorm.h"
+#include "nn/core/linear.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

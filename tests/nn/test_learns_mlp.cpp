@@ -1,10 +1,10 @@
 // tests/nn/test_learns_mlp.cpp - "it learns": an MLP built from nn layers and trained with
 // Adam separates two spirals that no linear model can.
 #include "data/toy2d.h"
-#include "nn/activation.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
+#include "nn/core/activation.h"
+#include "nn/core/linear.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
 // tests/nn/test_loss.cpp - losses agree with each other and with hand values; padding counts
 // for nothing, neither in the sum nor in the mean.
-#include "nn/loss.h"
+#include "nn/core/loss.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -1,8 +1,8 @@
 // tests/nn/test_memory.cpp - memory addressing: each NTM step on worked cases, reads and writes,
 // the NTM and MemN2N shapes, pinned errors, and "it learns" for both models.
 #include "data/memory_tasks.h"
-#include "nn/memory.h"
-#include "nn/optim.h"
+#include "nn/memory/memory.h"
+#include "nn/optim/optim.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

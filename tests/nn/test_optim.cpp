@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "io/safetensors.h"
-#include "nn/linear.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "nn/core/linear.h"
+#include "nn/optim/optim.h"
+#include "nn/optim/schedule.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

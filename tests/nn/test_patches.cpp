@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "data/images.h"
-#include "nn/multihead_attention.h"
-#include "nn/patch_embedding.h"
-#include "nn/positional.h"
+#include "nn/transformer/multihead_attention.h"
+#include "nn/vision/patch_embedding.h"
+#include "nn/transformer/positional.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "io/safetensors.h"
-#include "nn/pool.h"
+#include "nn/vision/pool.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -2,13 +2,13 @@
 // hand-computed values, padded batches against per-sequence runs, errors, and "it learns".
 #include <cmath>
 
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/gru.h"
-#include "nn/lstm.h"
-#include "nn/seq2seq.h"
+#include "nn/core/embedding.h"
+#include "nn/core/linear.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/recurrent/gru.h"
+#include "nn/recurrent/lstm.h"
+#include "nn/recurrent/seq2seq.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "io/safetensors.h"
-#include "nn/checkpoint.h"
-#include "nn/rnn.h"
+#include "nn/core/checkpoint.h"
+#include "nn/recurrent/rnn.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -2,10 +2,10 @@
 // and "it learns" a short copy task with each cell type.
 #include "data/batch.h"
 #include "data/tasks.h"
-#include "nn/decoding.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
-#include "nn/seq2seq.h"
+#include "nn/decoding/decoding.h"
+#include "nn/core/loss.h"
+#include "nn/optim/optim.h"
+#include "nn/recurrent/seq2seq.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

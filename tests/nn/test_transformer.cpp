@@ -5,8 +5,8 @@
 #include <cmath>
 #include <set>
 
-#include "nn/decoding.h"
-#include "nn/transformer.h"
+#include "nn/decoding/decoding.h"
+#include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "io/safetensors.h"
-#include "nn/checkpoint.h"
-#include "nn/transformer.h"
+#include "nn/core/checkpoint.h"
+#include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;

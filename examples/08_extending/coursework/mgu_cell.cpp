@@ -34,7 +34,7 @@ class MGUCell : public nn::RecurrentCell {
   static constexpr int64_t kGates = 2;
 };
 
-// The layer: the cell's step unrolled over time, in layers and directions (nn/rnn.h).
+// The layer: the cell's step unrolled over time, in layers and directions (nn/recurrent/rnn.h).
 class MGU : public nn::RecurrentLayer {
  public:
   explicit MGU(const nn::RNNOptions& options) : nn::RecurrentLayer("MGU", options, MGUCell::kGates) {}

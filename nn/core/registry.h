@@ -1,0 +1,139 @@
+// nn/core/registry.h - components found by name: attention scores, recurrent cells, positional
+// encodings, model kinds, optimizers and learning-rate schedules.
+//
+// A registry maps a name ("general", "lstm", "adam") to an entry that can build the component.
+// A component joins its registry from its own file, with one line at namespace scope:
+//   SEQGRAD_REGISTER_SCORE(LowRankScore, "lowrank", "q^T U V^T k, a rank-r bilinear form", {rank_option});
+// The line runs before main() (a static object's initialiser), so whatever is linked in is
+// there by the time anything asks for it. That is why the Makefile links libseqgrad.a whole
+// (--whole-archive): a linker takes only the objects of an archive that something names, and
+// nothing names a component that is found by name alone. A student's file given to
+// `make seqgrad EXTRA=file.cpp` is linked as it is, and registers itself the same way.
+// Everything that lists choices (the tool's --help, its errors, a checkpoint's check) asks the
+// registry, so a new name needs no list, enum or parse function edited anywhere else.
+//
+// A component may take options of its own (a low-rank score's rank): it declares each as an
+// Option, which the tool turns into a flag (--rank) and the checkpoint's configuration keeps
+// ("rank": 16); the component reads its value from the Settings it is built with.
+// Read next: nn/attention/attention.h (scores), nn/recurrent/rnn.h (cells), nn/decoding/model_kind.h (model kinds).
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/json.h"
+#include "tensor/check.h"
+
+namespace seqgrad::nn {
+
+// ================================================================================================
+// Options a component takes, and their values
+
+// One option: its key in a checkpoint's configuration ("window_size"), the tool's flag for it
+// (--window), what it does, its default and the values it may take.
+struct Option {
+  enum class Type { Integer, Number, Switch, Choice };
+  std::string key;            // the configuration's key: "rank"
+  std::string flag;           // the tool's flag, without dashes: "rank" (the key, '_' as '-', if empty)
+  Type type = Type::Integer;
+  std::string default_value;  // as the flag would be written: "16", "0.1", "false", "general"
+  std::string help;
+  double lo = 0, hi = 0;      // Integer and Number: the range, ends included
+  // Choice: the names allowed (often a registry's: [] { return scores().names(); }).
+  std::function<std::vector<std::string>()> choices;
+  // Switch: the flag turns the option off (--no-residual sets "residual" to false).
+  bool flag_turns_off = false;
+
+  std::string flag_name() const;
+  // The default as a configuration value: 16, 0.1, false, "general".
+  io::Json default_json() const;
+  // Whether `value` is one this option may take; if not, `why` says what it must be.
+  bool accepts(const io::Json& value, std::string& why) const;
+};
+
+// Shorthands for declaring options.
+Option integer_option(std::string key, int64_t default_value, int64_t lo, int64_t hi, std::string help);
+Option number_option(std::string key, double default_value, double lo, double hi, std::string help);
+Option switch_option(std::string key, bool default_value, std::string help);
+Option choice_option(std::string key, std::string default_value, std::function<std::vector<std::string>()> choices,
+                     std::string help);
+
+// The values of the options a component was built with: a JSON object, key -> value, checked
+// against the options' declarations before a component sees it.
+class Settings {
+ public:
+  Settings() = default;
+  explicit Settings(io::Json values);
+  Settings& set(const std::string& key, io::Json value);
+  bool has(const std::string& key) const { return values_.find(key) != nullptr; }
+  int64_t integer(const std::string& key) const;
+  double number(const std::string& key) const;
+  bool on(const std::string& key) const;
+  std::string text(const std::string& key) const;
+  const io::Json& json() const { return values_; }
+
+ private:
+  const io::Json& get(const std::string& key) const;
+  io::Json values_ = io::Json::object();
+};
+
+// ================================================================================================
+// The registry
+
+// "a, b or c" (or "a, b and c"), for messages and help.
+std::string join_names(const std::vector<std::string>& names, const char* last = " or ");
+
+// Entry: a struct with at least `std::string name, help;`.
+template <class Entry>
+class Registry {
+ public:
+  // what: the kind of thing, for messages ("attention score", "recurrent cell").
+  explicit Registry(std::string what) : what_(std::move(what)) {}
+
+  // Adds an entry; a name can be registered once. Returns true (for the registering line).
+  bool add(Entry entry) {
+    check(!entry.name.empty(), "Registry: a ", what_, " needs a name");
+    check(entries_.count(entry.name) == 0, "Registry: a ", what_, " named '", entry.name, "' is registered twice");
+    std::string key = entry.name;
+    entries_.emplace(std::move(key), std::move(entry));
+    return true;
+  }
+  // The entry named `name`, or an error that lists every name there is.
+  const Entry& get(const std::string& name) const {
+    const auto it = entries_.find(name);
+    if (it == entries_.end())
+      throw std::invalid_argument(cat("expected ", std::string("aeiou").find(what_[0]) == std::string::npos ? "a " : "an ",
+                                      what_, " named ", join_names(names()), ", got '", name, "'"));
+    return it->second;
+  }
+  const Entry* find(const std::string& name) const {
+    const auto it = entries_.find(name);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  bool contains(const std::string& name) const { return entries_.count(name) > 0; }
+  // Every name, in alphabetical order (whatever order the files were linked in).
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, entry] : entries_) out.push_back(name);
+    return out;
+  }
+  const std::string& what() const { return what_; }
+
+ private:
+  std::string what_;
+  std::map<std::string, Entry> entries_;
+};
+
+// One registering line at namespace scope: a static bool whose initialiser adds the entry.
+#define SEQGRAD_REGISTRY_CONCAT2(a, b) a##b
+#define SEQGRAD_REGISTRY_CONCAT(a, b) SEQGRAD_REGISTRY_CONCAT2(a, b)
+#define SEQGRAD_REGISTER(registry, ...)                                                            \
+  namespace {                                                                                      \
+  [[maybe_unused]] const bool SEQGRAD_REGISTRY_CONCAT(seqgrad_registered_, __LINE__) = (registry).add(__VA_ARGS__); \
+  }
+
+}  // namespace seqgrad::nn

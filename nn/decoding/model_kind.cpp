@@ -1,0 +1,106 @@
+// nn/decoding/model_kind.cpp - finding a model kind by name, and resolving the options it takes.
+#include "nn/decoding/model_kind.h"
+
+#include <set>
+
+#include "nn/attention/attention.h"
+#include "nn/recurrent/rnn.h"
+
+namespace seqgrad::nn {
+
+namespace {
+
+const std::string kCell = "{cell}";
+
+// `pattern` with "{cell}" replaced by `cell`.
+std::string expand(const std::string& pattern, const std::string& cell) {
+  const size_t at = pattern.find(kCell);
+  return at == std::string::npos ? pattern : pattern.substr(0, at) + cell + pattern.substr(at + kCell.size());
+}
+
+}  // namespace
+
+Registry<ModelKind>& model_kinds() {
+  static Registry<ModelKind> registry("model kind");
+  return registry;
+}
+
+std::string ModelContext::cell() const {
+  for (const std::string& kind : model_kinds().names())
+    for (const std::string& c : cells().names())
+      if (kind.find(kCell) != std::string::npos && expand(kind, c) == name) return c;
+  return "";
+}
+
+std::vector<std::string> model_names() {
+  std::set<std::string> names;
+  for (const std::string& kind : model_kinds().names()) {
+    if (kind.find(kCell) == std::string::npos) names.insert(kind);
+    else
+      for (const std::string& c : cells().names()) names.insert(expand(kind, c));
+  }
+  return {names.begin(), names.end()};
+}
+
+const ModelKind& model_kind(const std::string& name) {
+  if (const ModelKind* k = model_kinds().find(name)) return *k;
+  for (const std::string& kind : model_kinds().names())
+    if (kind.find(kCell) != std::string::npos)
+      for (const std::string& c : cells().names())
+        if (expand(kind, c) == name) return model_kinds().get(kind);
+  throw std::invalid_argument(cat("expected a model named ", join_names(model_names()), ", got '", name, "'"));
+}
+
+Settings resolve_options(const ModelKind& kind, const std::function<io::Json(const Option&)>& value,
+                         const std::function<std::string(const Option&)>& name_of, std::vector<Option>* taken) {
+  Settings settings;
+  std::vector<Option> options;
+  // Options may depend on the values of others (a score brings its own): ask again with the
+  // values so far until nothing new comes (each round adds at least one, so this ends).
+  for (;;) {
+    bool added = false;
+    for (const Option& o : kind.options(&settings)) {
+      if (settings.has(o.key)) continue;
+      io::Json v = value(o);
+      if (v.is_null()) v = o.default_json();
+      std::string why;
+      check_state(o.accepts(v, why), name_of(o), " must be ", why, ", got ", v.dump());
+      settings.set(o.key, v);
+      options.push_back(o);
+      added = true;
+    }
+    if (!added) break;
+  }
+  if (kind.check) kind.check(settings);
+  if (taken) *taken = options;
+  return settings;
+}
+
+// ================================================================================================
+// Shared options
+
+Option layers_option() {
+  return integer_option("layers", 2, 1, 12, "encoder (and Transformer and gnmt decoder) layers; gnmt: 2 or more");
+}
+Option hidden_option() { return integer_option("hidden", 128, 1, 4096, "hidden size of recurrent models"); }
+Option dim_option() { return integer_option("dim", 64, 1, 4096, "embedding size; the Transformer's model width"); }
+Option dropout_option() { return number_option("dropout", 0.1, 0, 0.9, "dropout probability"); }
+Option bidirectional_option() {
+  return switch_option("bidirectional", false, "bidirectional encoder (recurrent models; gnmt's bottom layer always is)");
+}
+Option attention_option() {
+  return choice_option("attention", "general", [] { return scores().names(); },
+                       "score function of -attn and gnmt models: " + join_names(scores().names(), ", "));
+}
+
+std::vector<Option> score_options(const Settings* chosen) {
+  if (chosen) return chosen->has("attention") ? scores().get(chosen->text("attention")).options : std::vector<Option>{};
+  std::vector<Option> all;
+  std::set<std::string> keys;
+  for (const std::string& name : scores().names())
+    for (const Option& o : scores().get(name).options)
+      if (keys.insert(o.key).second) all.push_back(o);
+  return all;
+}
+
+}  // namespace seqgrad::nn
