@@ -34,9 +34,11 @@ std::vector<Pair> read_tsv(std::istream& in, const std::string& name) {
   int64_t number = 1;
   for (; std::getline(in, line); ++number) {
     // An editor's byte-order mark is not part of the text. Taken off every line, not only the
-    // first: files joined with cat keep theirs, and no pair then starts with one, so what
-    // write_tsv writes reads back the same.
-    io::strip_byte_order_mark(line);
+    // first (files joined with cat keep theirs), and every one a line starts with (a file saved
+    // twice by a careless editor), so that no pair starts with one and what write_tsv writes
+    // reads back the same.
+    while (io::strip_byte_order_mark(line)) {
+    }
     // Windows line ends, and any stray '\r' before them: text never ends in one, so that what
     // write_tsv writes reads back the same (the fuzzer in tests/fuzz/fuzz_tsv.cpp checks it).
     while (!line.empty() && line.back() == '\r') line.pop_back();
