@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,8 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+
+#include <unistd.h>
 
 #include "autograd/anomaly.h"
 #include "data/corpus.h"
@@ -414,6 +417,37 @@ std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer&
   return nn::make_schedule(s.schedule, opt, run);
 }
 
+// The checkpoint could not be written after an epoch of training (the disk filled, the folder's
+// permissions changed: everything was checked before the run, but not everything stays so).
+// The run is not lost: it is saved as a resume file, beside --out if it fits there, or else in
+// the temporary folder ($TMPDIR, or /tmp); the model is in it too (translate and eval read a
+// resume file). Then the error says what failed and where the run went.
+[[noreturn]] void keep_the_run(Settings& s, Translator& t, nn::Optimizer& opt, int64_t epoch, const std::string& why) {
+  TrainProgress& progress = s.progress;
+  progress.epoch = epoch + 1;  // the epoch is finished and validated
+  progress.step = 0;
+  progress.epoch_loss = 0;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string stem = std::filesystem::path(s.out_path).stem().string();  // m.safetensors -> m
+  const std::string fallback = cat(tmp && *tmp ? tmp : "/tmp", "/", stem, ".", getpid(), ".resume.safetensors");
+  std::string saved;
+  for (const std::string& path : {resume_path_for(s.out_path), fallback}) {
+    try {
+      save_resume_checkpoint(path, t, opt, progress);
+      saved = path;
+      break;
+    } catch (const std::exception&) {
+      // (the next place, or the error below)
+    }
+  }
+  if (saved.empty())
+    throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", why, "; nor the run's resume "
+                                 "file, beside it or in ", fallback));
+  throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", why, "; the run after epoch ", epoch,
+                               " is saved in '", saved, "' (the model too: translate and eval read it); continue "
+                               "with: seqgrad train --resume ", saved, " --out ANOTHER_FILE"));
+}
+
 // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
 // checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
 int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time, std::ostream& out) {
@@ -539,7 +573,11 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
     progress.exact_match.push_back(scores.exact);
     if (vloss < progress.best_valid) {
       progress.best_valid = vloss;
-      t.save(out_path);
+      try {
+        t.save(out_path);
+      } catch (const std::exception& e) {
+        keep_the_run(s, t, opt, epoch, e.what());  // throws, naming where the run went
+      }
       out << "saved " << out_path << "\n";
     }
     progress.epoch = epoch + 1;

@@ -490,6 +490,30 @@ if mount -t tmpfs -o size=64k tmpfs "$W/small" 2> "$W/log/mount"; then
 else
   echo "skip: cannot mount a small tmpfs ($(head -n 1 "$W/log/mount"))"
 fi
+# A checkpoint that no longer fits after an epoch (every check before the run passed): the run
+# is kept as a resume file in $TMPDIR, named in the error, and it resumes to another --out.
+if mount -t tmpfs -o size=12k tmpfs "$W/small" 2> "$W/log/mount"; then
+  SMALL_MOUNTED=1
+  mkdir -p "$W/elsewhere"
+  run "$QUICK" env TMPDIR="$W/elsewhere" "$SEQ" train --task copy --n 200 --epochs 2 "${TINY[@]}" --out "$W/small/m.safetensors"
+  want_error
+  KEPT=$(find "$W/elsewhere" -name 'm.*.resume.safetensors' | head -n 1)
+  if [ -z "$KEPT" ]; then
+    PROBLEMS+=("no resume file in TMPDIR")
+  else
+    grep -qF "is saved in '$KEPT'" "$ERR" || PROBLEMS+=("the error does not name $KEPT")
+    loadable "$KEPT" || PROBLEMS+=("the kept run does not load")
+  fi
+  after_checks
+  report "6. train whose checkpoint no longer fits keeps the run in TMPDIR and says where"
+  if [ -n "$KEPT" ]; then
+    expect_ok "6. the kept run resumes to another --out" -t "$QUICK" -- "$SEQ" train --resume "$KEPT" --out "$W/elsewhere/m2.safetensors"
+    rm -f "$KEPT" "$W/elsewhere/m2.safetensors" "$W/elsewhere/m2.training.svg"
+  fi
+  umount "$W/small" && SMALL_MOUNTED=0
+else
+  echo "skip: cannot mount a small tmpfs ($(head -n 1 "$W/log/mount"))"
+fi
 expect_error "6. data with stdout closed fails" -- "${STDOUT_CLOSED[@]}" "$SEQ" data --task copy --n 10
 run "$TIMEOUT" bash -c '"$1" data --task copy --n 200000 2> "$2" | head -n 1 > "$3"' _ "$SEQ" "$W/log/pipe.err" "$W/log/pipe.out"
 [ "$RC" = 124 ] || [ "$RC" = 137 ] && PROBLEMS+=("hung")
