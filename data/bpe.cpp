@@ -2,6 +2,7 @@
 #include "data/bpe.h"
 
 #include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <map>
@@ -36,9 +37,9 @@ void check_utf8(const std::string& text, const std::string& where) {
 // Calls fn(word) for each word of valid UTF-8 text: words are separated by the white space
 // split_whitespace splits at, and by ▁ (which marks a word start, so it is a space in text).
 template <class Fn>
-void for_each_word(const std::string& text, Fn fn) {
+void for_each_word(const std::string& text, Fn fn, const std::function<bool()>& done = nullptr) {
   size_t start = 0, i = 0;
-  while (i <= text.size()) {
+  while (i <= text.size() && !(done && done())) {
     const bool at_end = i == text.size();
     const size_t gap = at_end ? 0 : is_space(text[i]) ? 1 : is_marker_at(text, i) ? 3 : 0;
     if (!at_end && gap == 0) {
@@ -432,10 +433,15 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces,
   if (cache_->pieces.size() < Cache::kLimit) cache_->pieces.emplace(word, std::move(symbols));
 }
 
-std::vector<std::string> Bpe::encode(const std::string& text) const {
+std::vector<std::string> Bpe::encode(const std::string& text, size_t max_pieces) const {
   check_utf8(text, "");
   std::vector<std::string> pieces;
-  for_each_word(text, [&](const std::string& word) { encode_word(word, pieces, /*by_scanning=*/false); });
+  // Words are encoded one by one, so the first max_pieces pieces come from the first words
+  // alone: the rest of a long text is not encoded at all.
+  for_each_word(
+      text, [&](const std::string& word) { encode_word(word, pieces, /*by_scanning=*/false); },
+      [&] { return pieces.size() >= max_pieces; });
+  if (pieces.size() > max_pieces) pieces.resize(max_pieces);
   return pieces;
 }
 

@@ -54,7 +54,8 @@ class Bpe {
   // "the lowest" -> {"▁the", "▁low", "est"}: each word's characters, merged in the order the
   // merges were learned. Text with invalid UTF-8 is an error naming the byte.
   // The merges are found with a priority queue (merge_with_queue): O(n log n) in a word's length.
-  std::vector<std::string> encode(const std::string& text) const;
+  // With max_pieces, the first max_pieces pieces only (the words after them are not encoded).
+  std::vector<std::string> encode(const std::string& text, size_t max_pieces = SIZE_MAX) const;
   // The same pieces found the plain way, rescanning the word after every merge: O(n^2), the
   // readable definition that encode must agree with (for tests and benchmarks; no cache).
   std::vector<std::string> encode_reference(const std::string& text) const;

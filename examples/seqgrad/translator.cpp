@@ -114,9 +114,13 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt, d
 const nn::Module& Translator::module() const { return *module_; }
 nn::Module& Translator::module() { return *module_; }
 
-std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe) {
-  if (kind == "bpe") return bpe.encode(text);
-  return data::tokenize(text, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
+std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe,
+                                       size_t max_tokens) {
+  if (kind == "bpe") return bpe.encode(text, max_tokens);
+  std::vector<std::string> tokens =
+      data::tokenize(text, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
+  if (tokens.size() > max_tokens) tokens.resize(max_tokens);
+  return tokens;
 }
 std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind) {
   if (kind == "bpe") return data::Bpe::decode(tokens);  // "▁bil" "ly" "▁ate" -> "billy ate"
@@ -124,7 +128,9 @@ std::string detokenize_side(const std::vector<std::string>& tokens, const std::s
 }
 
 std::vector<std::string> Translator::source_tokens(const std::string& text) const {
-  return tokenize_side(text, config.src_tokens, src_bpe);
+  // The model reads the first max_len tokens of a source: a longer one is cut here, before a
+  // bpe side would encode a megabyte it then throws away.
+  return tokenize_side(text, config.src_tokens, src_bpe, static_cast<size_t>(config.max_len));
 }
 std::vector<std::string> Translator::target_tokens(const std::string& text) const {
   return tokenize_side(text, config.tgt_tokens, tgt_bpe);

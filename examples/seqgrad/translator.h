@@ -65,7 +65,10 @@ std::string first_difference(const ModelConfig& a, const ModelConfig& b, const c
 
 // One side's text as tokens, and tokens back as text, for each --src-tokens/--tgt-tokens kind:
 // space (words), char (UTF-8 characters) or bpe (pieces by that side's merges, data/bpe.h).
-std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe);
+// With max_tokens, the first max_tokens tokens only: a bpe side then does not encode the words
+// after them (a model reads no more than max_len tokens of a source).
+std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe,
+                                       size_t max_tokens = SIZE_MAX);
 std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind);
 
 class Translator {
@@ -95,6 +98,7 @@ class Translator {
   Tensor alignment(const std::string& sentence, std::vector<std::string>& source_tokens,
                    std::vector<std::string>& output_tokens);
 
+  // A source as the model reads it: its first max_len tokens.
   std::vector<std::string> source_tokens(const std::string& text) const;
   std::vector<std::string> target_tokens(const std::string& text) const;
   std::string target_text(const std::vector<int64_t>& ids) const;

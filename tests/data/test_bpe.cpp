@@ -98,6 +98,22 @@ TEST_CASE("bpe: encode applies the merges in the order learned; decode gives the
   CHECK(five.encode("low▁est") == five.encode("low est"));
 }
 
+TEST_CASE("bpe: encode with max_pieces gives the first pieces of the whole encoding, and stops there") {
+  const Bpe five = Bpe::learn(sennrich_counts(), 5);
+  const std::string text = "newer lower lowest newer";
+  const std::vector<std::string> all = five.encode(text);
+  for (size_t n = 0; n <= all.size() + 2; ++n) {
+    CAPTURE(n);
+    CHECK(five.encode(text, n) == std::vector<std::string>(all.begin(), all.begin() + std::min(n, all.size())));
+  }
+  // The words after the first pieces are not encoded, so 200,000 more words cost next to nothing;
+  // the whole text is still checked for valid UTF-8 first.
+  std::string many = "lowest";
+  for (int k = 0; k < 200000; ++k) many += " newer";
+  CHECK(five.encode(many, 3) == std::vector<std::string>{"▁low", "est", "▁n"});
+  CHECK_THROWS_AS(five.encode("lowest \xff", 1), std::invalid_argument);
+}
+
 TEST_CASE("bpe: encode's priority queue gives exactly the pieces of rescanning the word after every merge") {
   // Every occurrence of the earliest pair is merged before any pair those merges create: with
   // the merges "ab a" (rank 0) and "a b" (rank 1), "xabab" is ▁x ab ab, not ▁x aba b (which a
