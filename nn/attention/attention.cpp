@@ -68,7 +68,8 @@ int64_t width(const ScoreOptions& o) { return o.attention_size > 0 ? o.attention
 
 // v^T tanh(a + b) for every pair, where a = projected queries (B, T, A) and b = projected
 // keys (B, S, A): broadcast to (B, T, S, A), tanh, then the dot with v (A) -> (B, T, S).
-// Projecting first and adding is the same as W [q; k] with W = [W_q W_k]: A(T+S) work, not A*T*S.
+// Projecting first and adding is the same as W [q; k] with W = [W_q W_k], and the projections
+// then cost A (T + S) H instead of A T S H; the tanh and the dot with v still take A T S.
 Variable tanh_scores(const Variable& a, const Variable& b, const Variable& v) {
   Variable hidden = tanh(unsqueeze(a, 2) + unsqueeze(b, 1));       // (B, T, S, A)
   return squeeze(matmul(hidden, unsqueeze(v, 1)), 3);              // (B, T, S, A) @ (A, 1) -> (B, T, S)
