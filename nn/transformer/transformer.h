@@ -209,6 +209,9 @@ class Transformer : public Module, public EncoderDecoder {
   // tgt_in (B, T) from position 0 -> logits (B, T, V); the cross-attention weights on request.
   TransformerStep decode(const Tensor& tgt_in, const TransformerMemory& memory, const std::vector<int64_t>& tgt_lengths = {},
                          bool need_weights = false);
+  // The decoder stack's output before the vocabulary projection: (B, T, C).
+  DecoderResult decoder_states(const Tensor& tgt_in, const TransformerMemory& memory,
+                               const std::vector<int64_t>& tgt_lengths = {}, bool need_weights = false);
   // The next positions only: tokens (B, T_new) at positions cache.length .. -> (B, T_new, V),
   // reading and extending the cache. Each step costs T_new positions, not the whole prefix.
   TransformerStep decode_step(const Tensor& tokens, const TransformerMemory& memory, DecoderCache& cache,
@@ -225,6 +228,13 @@ class Transformer : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  // Training: the vocabulary projection and the loss at the positions that count only (targets
+  // other than options.ignore_index): a padded position would cost a (C x V) product for a loss
+  // that is thrown away. The same loss as cross_entropy(logits(...)) (tested); with
+  // Reduction::None, that (it returns every position).
+  Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                         const CrossEntropyOptions& options) override;
 
   // ids (B, L) at positions offset.. -> embed(ids) * sqrt(C) + PE, dropped out (B, L, C)
   Variable embed(Embedding& table, const Tensor& ids, int64_t offset);
