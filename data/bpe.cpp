@@ -36,17 +36,21 @@ void check_utf8(const std::string& text, const std::string& where) {
 
 // Calls fn(word) for each word of valid UTF-8 text: words are separated by the white space
 // split_whitespace splits at, and by ▁ (which marks a word start, so it is a space in text).
+// `done`, if given, is asked after each word: true stops the walk there.
 template <class Fn>
 void for_each_word(const std::string& text, Fn fn, const std::function<bool()>& done = nullptr) {
   size_t start = 0, i = 0;
-  while (i <= text.size() && !(done && done())) {
+  while (i <= text.size()) {
     const bool at_end = i == text.size();
     const size_t gap = at_end ? 0 : is_space(text[i]) ? 1 : is_marker_at(text, i) ? 3 : 0;
     if (!at_end && gap == 0) {
       ++i;
       continue;
     }
-    if (i > start) fn(text.substr(start, i - start));
+    if (i > start) {
+      fn(text.substr(start, i - start));
+      if (done && done()) return;
+    }
     i += at_end ? 1 : gap;
     start = i;
   }
@@ -436,6 +440,7 @@ void Bpe::encode_word(const std::string& word, std::vector<std::string>& pieces,
 std::vector<std::string> Bpe::encode(const std::string& text, size_t max_pieces) const {
   check_utf8(text, "");
   std::vector<std::string> pieces;
+  if (max_pieces == 0) return pieces;
   // Words are encoded one by one, so the first max_pieces pieces come from the first words
   // alone: the rest of a long text is not encoded at all.
   for_each_word(

@@ -27,15 +27,14 @@ Args::Args(std::string program, std::string usage, std::vector<FlagSpec> flags, 
         program_, " --help')");
 }
 
-bool Args::is_flag(const std::string& name) const {
+const FlagSpec* Args::find(const std::string& name) const {
   for (const FlagSpec& f : flags_)
-    if (f.name == name) return true;
-  return false;
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 const FlagSpec& Args::spec(const std::string& name) const {
-  for (const FlagSpec& f : flags_)
-    if (f.name == name) return f;
+  if (const FlagSpec* f = find(name)) return *f;
   throw std::invalid_argument(cat(program_, ": unknown flag '--", name, "' (see '", program_, " --help')"));
 }
 
@@ -67,7 +66,7 @@ void Args::parse(const std::vector<std::string>& words) {
       // The next word is the value, unless it is one of the flags ("--decoder --out m" forgot
       // the decoder's value; it did not name a decoder "--out").
       const bool next_is_flag = i + 1 < words.size() && words[i + 1].compare(0, 2, "--") == 0 &&
-                                (words[i + 1] == "--help" || is_flag(words[i + 1].substr(2, words[i + 1].find('=') - 2)));
+                                (words[i + 1] == "--help" || find(words[i + 1].substr(2, words[i + 1].find('=') - 2)) != nullptr);
       check(i + 1 < words.size() && !next_is_flag, program_, ": --", name, " needs a value");
       value = words[++i];
     }

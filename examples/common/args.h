@@ -54,8 +54,8 @@ class Args {
   const std::string& program() const { return program_; }
 
  private:
-  const FlagSpec& spec(const std::string& name) const;
-  bool is_flag(const std::string& name) const;
+  const FlagSpec& spec(const std::string& name) const;  // or an error naming the unknown flag
+  const FlagSpec* find(const std::string& name) const;   // or null
   std::vector<std::string> split_list(const std::string& name) const;
   void check_distinct(const std::string& name, const std::vector<std::string>& items) const;
   std::string program_, usage_;

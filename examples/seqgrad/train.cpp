@@ -417,35 +417,12 @@ std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer&
   return nn::make_schedule(s.schedule, opt, run);
 }
 
-// The checkpoint could not be written after an epoch of training (the disk filled, the folder's
-// permissions changed: everything was checked before the run, but not everything stays so).
-// The run is not lost: it is saved as a resume file, beside --out if it fits there, or else in
-// the temporary folder ($TMPDIR, or /tmp); the model is in it too (translate and eval read a
-// resume file). Then the error says what failed and where the run went.
-[[noreturn]] void keep_the_run(Settings& s, Translator& t, nn::Optimizer& opt, int64_t epoch, const std::string& why) {
-  TrainProgress& progress = s.progress;
-  progress.epoch = epoch + 1;  // the epoch is finished and validated
-  progress.step = 0;
-  progress.epoch_loss = 0;
+// Where a resume file goes when it cannot go beside --out: the temporary folder ($TMPDIR, or
+// /tmp), under a name of this process ("m.12345.resume.safetensors" for m.safetensors).
+std::string fallback_resume_path(const std::string& out_path) {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string stem = std::filesystem::path(s.out_path).stem().string();  // m.safetensors -> m
-  const std::string fallback = cat(tmp && *tmp ? tmp : "/tmp", "/", stem, ".", getpid(), ".resume.safetensors");
-  std::string saved;
-  for (const std::string& path : {resume_path_for(s.out_path), fallback}) {
-    try {
-      save_resume_checkpoint(path, t, opt, progress);
-      saved = path;
-      break;
-    } catch (const std::exception&) {
-      // (the next place, or the error below)
-    }
-  }
-  if (saved.empty())
-    throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", why, "; nor the run's resume "
-                                 "file, beside it or in ", fallback));
-  throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", why, "; the run after epoch ", epoch,
-                               " is saved in '", saved, "' (the model too: translate and eval read it); continue "
-                               "with: seqgrad train --resume ", saved, " --out ANOTHER_FILE"));
+  const std::string stem = std::filesystem::path(out_path).stem().string();
+  return cat(tmp && *tmp ? tmp : "/tmp", "/", stem, ".", getpid(), ".resume.safetensors");
 }
 
 // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
@@ -496,13 +473,16 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
   const InterruptHandler interrupt;
   // The resume file is saved before anything is printed: a terminal that has gone (SIGHUP) or a
   // `| tee` killed by the same Ctrl-C must not stop the save.
-  auto save_resume_file = [&](int64_t epoch, int64_t step, double total) {
+  // Where the run stands (epoch, step, loss so far), saved as a resume file at `path`.
+  auto save_resume_file_at = [&](const std::string& path, int64_t epoch, int64_t step, double total) {
     progress.epoch = epoch;
     progress.step = step;
     progress.epoch_loss = total;
-    const std::string path = resume_path_for(out_path);
     save_resume_checkpoint(path, t, opt, progress);
     return path;
+  };
+  auto save_resume_file = [&](int64_t epoch, int64_t step, double total) {
+    return save_resume_file_at(resume_path_for(out_path), epoch, step, total);
   };
   auto stop_here = [&](int64_t epoch, int64_t step, double total, viz::ProgressBar& bar) {
     const std::string path = save_resume_file(epoch, step, total);
@@ -576,7 +556,26 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
       try {
         t.save(out_path);
       } catch (const std::exception& e) {
-        keep_the_run(s, t, opt, epoch, e.what());  // throws, naming where the run went
+        // The checkpoint could not be written after an epoch of training (the disk filled, the
+        // folder's permissions changed: everything was checked before the run, but not
+        // everything stays so). The run is not lost: it is saved as a resume file, finished with
+        // this epoch, beside --out or else in the temporary folder, and the model is in it too
+        // (translate and eval read a resume file). Then the error says where it went.
+        std::string kept;
+        for (const std::string& path : {resume_path_for(out_path), fallback_resume_path(out_path)}) {
+          try {
+            kept = save_resume_file_at(path, epoch + 1, 0, 0);
+            break;
+          } catch (const std::exception&) {
+            // (the next place, or the error below)
+          }
+        }
+        if (kept.empty())
+          throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; nor the run's "
+                                       "resume file, beside it or in ", fallback_resume_path(out_path)));
+        throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; the run after "
+                                     "epoch ", epoch, " is saved in '", kept, "' (the model too: translate and eval "
+                                     "read it); continue with: seqgrad train --resume ", kept, " --out ANOTHER_FILE"));
       }
       out << "saved " << out_path << "\n";
     }

@@ -18,6 +18,19 @@ std::string expand(const std::string& pattern, const std::string& cell) {
   return at == std::string::npos ? pattern : pattern.substr(0, at) + cell + pattern.substr(at + kCell.size());
 }
 
+// The "{cell}" kind and the cell that `name` stands for ("lstm-attn": "{cell}-attn" and "lstm"),
+// or null for a name no "{cell}" kind makes.
+const ModelKind* per_cell_kind(const std::string& name, std::string* cell) {
+  for (const std::string& kind : model_kinds().names())
+    if (kind.find(kCell) != std::string::npos)
+      for (const std::string& c : cells().names())
+        if (expand(kind, c) == name) {
+          if (cell) *cell = c;
+          return &model_kinds().get(kind);
+        }
+  return nullptr;
+}
+
 }  // namespace
 
 Registry<ModelKind>& model_kinds() {
@@ -26,10 +39,9 @@ Registry<ModelKind>& model_kinds() {
 }
 
 std::string ModelContext::cell() const {
-  for (const std::string& kind : model_kinds().names())
-    for (const std::string& c : cells().names())
-      if (kind.find(kCell) != std::string::npos && expand(kind, c) == name) return c;
-  return "";
+  std::string c;
+  per_cell_kind(name, &c);
+  return c;
 }
 
 std::vector<std::string> model_names() {
@@ -44,10 +56,7 @@ std::vector<std::string> model_names() {
 
 const ModelKind& model_kind(const std::string& name) {
   if (const ModelKind* k = model_kinds().find(name)) return *k;
-  for (const std::string& kind : model_kinds().names())
-    if (kind.find(kCell) != std::string::npos)
-      for (const std::string& c : cells().names())
-        if (expand(kind, c) == name) return model_kinds().get(kind);
+  if (const ModelKind* k = per_cell_kind(name, nullptr)) return *k;
   throw std::invalid_argument(cat("expected a model named ", join_names(model_names()), ", got '", name, "'"));
 }
 
