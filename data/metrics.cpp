@@ -174,22 +174,31 @@ std::string bucket_table_over_runs(const std::vector<BucketResults>& runs, const
   for (const int64_t bucket : buckets) {
     out << std::setw(2) << bucket << "-" << std::setw(2) << std::min(bucket + width - 1, max_len) << "  ";
     for (const std::string& c : columns) {
-      double sum = 0, lo = 1, hi = 0;
+      std::vector<double> cell;  // this bucket's figure in each run
       for (const BucketResults& run : runs) {
         const auto& acc = run.at(c);
         const auto it = acc.find(bucket);
-        const double x = it == acc.end() ? 0.0 : it->second;
-        sum += x;
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
+        cell.push_back(it == acc.end() ? 0.0 : it->second);
       }
-      std::ostringstream cell;
-      cell << std::fixed << std::setprecision(2) << sum / static_cast<double>(runs.size()) << " (" << lo << "-" << hi
-           << ")";
-      out << std::setw(column_width) << cell.str();
+      out << std::setw(column_width) << mean_range(cell);
     }
     out << "\n";
   }
+  return out.str();
+}
+
+std::string mean_range(const std::vector<double>& runs, int decimals) {
+  check(!runs.empty(), "mean_range: expected at least one run");
+  check(decimals >= 0 && decimals <= 9, "mean_range: expected 0 to 9 decimals, got ", decimals);
+  double sum = 0, lo = runs[0], hi = runs[0];
+  for (const double x : runs) {
+    sum += x;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << sum / static_cast<double>(runs.size());
+  if (runs.size() > 1) out << " (" << lo << "-" << hi << ")";
   return out.str();
 }
 

@@ -14,6 +14,7 @@
 //   bucket_curve     the same figures as the x and y of a plot line
 //   bucket_table_over_runs, bucket_mean   the table over several training runs (seeds): each
 //                    cell the mean and the range, and the means alone for a plot
+//   mean_range       one figure over several runs: "0.90 (0.88-0.92)"
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,11 @@ std::string bucket_table(const BucketResults& results, const std::vector<std::st
 // ranking. Every run must have every column; a bucket a run lacks counts as 0, as above.
 std::string bucket_table_over_runs(const std::vector<BucketResults>& runs, const std::vector<std::string>& columns,
                                    int64_t width, int64_t max_len, int column_width = 18);
+
+// One figure over several runs (seeds): "mean (min-max)", each with `decimals` decimals:
+//   mean_range({0.88, 0.90, 0.92}) == "0.90 (0.88-0.92)"
+// One run gives its figure alone. Every table over seeds in the examples prints its cells so.
+std::string mean_range(const std::vector<double>& runs, int decimals = 2);
 
 // The mean over the runs, column by column and bucket by bucket (for bucket_curve).
 BucketResults bucket_mean(const std::vector<BucketResults>& runs);

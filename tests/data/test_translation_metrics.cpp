@@ -119,17 +119,26 @@ TEST_CASE("bucket_table_over_runs: mean and range per cell over seeds; bucket_me
   CHECK(mean.at("plain").at(3) == doctest::Approx(0.9));
   CHECK(mean.at("plain").at(8) == doctest::Approx(0.5));
   CHECK(mean.at("other").at(8) == doctest::Approx(0.1));
-  // One run: its own figures, each range a single point.
+  // One run: its own figures, with no range.
   CHECK(bucket_table_over_runs({seed1}, {"plain"}, 5, 10) ==
         "length              plain\n"
-        " 3- 7    1.00 (1.00-1.00)\n"
-        " 8-10    0.50 (0.50-0.50)\n");
+        " 3- 7                1.00\n"
+        " 8-10                0.50\n");
 
   CHECK_THROWS_WITH(bucket_table_over_runs({}, {"plain"}, 5, 10), "bucket_table_over_runs: expected at least one run");
   CHECK_THROWS_WITH(bucket_table_over_runs({seed1}, {}, 5, 10), "bucket_table_over_runs: expected at least one column");
   CHECK_THROWS_WITH(bucket_table_over_runs({seed1, {{"plain", {{3, 1.0}}}}}, {"plain", "other"}, 5, 10),
                     "bucket_table_over_runs: expected results for column 'other' in run 2 of 2");
   CHECK_THROWS_WITH(bucket_mean({}), "bucket_mean: expected at least one run");
+}
+
+TEST_CASE("mean_range: one figure over seeds as mean (min-max); one run alone") {
+  CHECK(mean_range({0.88, 0.90, 0.92}) == "0.90 (0.88-0.92)");
+  CHECK(mean_range({98.4, 97.0, 99.1}, 1) == "98.2 (97.0-99.1)");
+  CHECK(mean_range({0.213, 0.045}, 3) == "0.129 (0.045-0.213)");
+  CHECK(mean_range({0.5}) == "0.50");
+  CHECK_THROWS_WITH(mean_range({}), "mean_range: expected at least one run");
+  CHECK_THROWS_WITH(mean_range({1.0}, 12), "mean_range: expected 0 to 9 decimals, got 12");
 }
 
 TEST_CASE("auc: the share of (positive, negative) pairs ranked right, ties counting half") {
