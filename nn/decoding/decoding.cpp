@@ -232,7 +232,7 @@ struct Beams {
 struct Search {
   int64_t K;
   double alpha;            // the length penalty's exponent
-  double longest_penalty;  // ((5 + max_len) / 6)^alpha: the largest penalty any output can get
+  int64_t max_len;         // the longest output
   std::function<std::vector<Tensor>(int64_t row, int64_t steps, int64_t b)> attention;  // per layer (NH, steps, S)
 
   // Row `row`'s prefix as a finished hypothesis of `length` steps (<eos> counted, if it ended so).
@@ -316,19 +316,17 @@ Beams select_best(const std::vector<Candidate>& cands, const Beams& beams, int64
 }
 // [docs:end]
 
-// [docs:beam_stop]
 // Stop test: a source is done once K hypotheses have finished and no live beam can still beat
 // the best of them. A beam's log-probability L only falls as it grows, but the length penalty
-// can raise its score up to L / lp(max_len). (Comparing log-probabilities alone would stop too
+// can raise its score up to L / lp(max_len), the score of L at the longest length. (Comparing log-probabilities alone would stop too
 // early: a finished L = -2.0 at length 3 scores -1.68, a live L = -2.15 ending at length 5, -1.58.)
 bool can_stop(const std::vector<Finished>& finished, const Beams& live, const Search& search) {
   if (static_cast<int64_t>(finished.size()) < search.K) return false;
   double best_finished = kNegInf;
   for (const Finished& f : finished) best_finished = std::max(best_finished, f.score);
   const double best_live = *std::max_element(live.score.begin(), live.score.end());
-  return best_live == kNegInf || best_live / search.longest_penalty <= best_finished;
+  return best_live == kNegInf || normalised(best_live, search.max_len, search.alpha) <= best_finished;
 }
-// [docs:end]
 
 // Reorder: row i of the next step continues row next.parent[i] of this one (slots' * K rows).
 // When every source is done, nothing is left to reorder.
@@ -376,8 +374,7 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
   auto attention = [&](int64_t row, int64_t steps, int64_t b) {
     return o.need_weights ? attention_of(*state, row, steps, src_lengths, b) : std::vector<Tensor>();
   };
-  const double longest_penalty = std::pow((5.0 + static_cast<double>(o.max_len)) / 6.0, o.length_penalty);
-  const Search search{K, o.length_penalty, longest_penalty, attention};
+  const Search search{K, o.length_penalty, o.max_len, attention};
 
   Beams beams = first_beams(*state, B, K);
   std::vector<std::vector<Finished>> finished(B);  // per source: the hypotheses found so far

@@ -28,9 +28,17 @@ struct Extension {
 Hypothesis beam_search_one(const NextLogProbs& next, int64_t K, int64_t max_len, double alpha, int64_t eos) {
   if (K < 1 || max_len < 1 || alpha < 0)
     throw std::invalid_argument("beam_search_one: expected K >= 1, max_len >= 1 and alpha >= 0");
-  // The best score a live prefix of log-probability L can still reach. L <= 0 only falls as
-  // the prefix grows, and dividing by |Y|^alpha (alpha >= 0) raises a negative L towards 0 the
-  // more, the longer Y is; Y is at most max_len long. So its score is at most L / max_len^alpha.
+  // The stop bound (chapter 10 leaves the derivation here). Every output that a live prefix of
+  // log-probability L can still become has log-probability L' <= L <= 0 (each token adds a
+  // log-probability <= 0) and length |Y| <= max_len. Its score is
+  //   L' / |Y|^alpha  <=  L / |Y|^alpha  <=  L / max_len^alpha,
+  // the first step because |Y|^alpha > 0, the second because L <= 0 and |Y|^alpha <=
+  // max_len^alpha for alpha >= 0 (a negative number divided by a larger positive one is
+  // larger). So once K hypotheses have finished and the best live L / max_len^alpha is not
+  // above the best finished score, no live prefix can produce a better output, and stopping
+  // loses nothing: the search returns what it would have returned at max_len. Comparing L with
+  // the finished log-probabilities instead drops the division, and stops while a live prefix,
+  // worse in L, can still end better in score (a longer output divides by more).
   const double longest_penalty = std::pow(static_cast<double>(max_len), alpha);
 
   std::vector<Live> live{{{}, 0.0}};  // the empty prefix: one beam, not K copies of it
