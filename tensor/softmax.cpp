@@ -200,20 +200,26 @@ Tensor scaled_masked_softmax(const Tensor& x, const Tensor& mask, real scale) {
 // ================================================================================================
 // log_softmax
 
+// The same two kernels run on a contiguous last axis and on strided rows: a row is read into a
+// buffer, whose exponentials vmath::exp takes all at once (one std::exp call per value would
+// be a fifth of a large-vocabulary model's step), and written back.
 Tensor log_softmax(const Tensor& x, int64_t axis) {
   const int a = normalize_axis(axis, x.dim(), "log_softmax");
   Tensor y = Tensor::empty(x.shape());
   const real* px = x.data();
   real* py = y.data();
   for_each_row(x.shape(), a, [&](int64_t off, int64_t n, int64_t st) {
+    thread_local std::vector<real> e;  // this row's x - m, then exp(x - m)
+    e.resize(static_cast<size_t>(n));
     real m = kNegInf;
     for (int64_t k = 0; k < n; ++k) m = std::max(m, px[off + k * st]);
     if (m == kNegInf) {
       for (int64_t k = 0; k < n; ++k) py[off + k * st] = kNegInf;
       return;
     }
-    double total = 0;
-    for (int64_t k = 0; k < n; ++k) total += std::exp(px[off + k * st] - m);
+    for (int64_t k = 0; k < n; ++k) e[k] = px[off + k * st] - m;
+    vmath::exp(e.data(), e.data(), n);
+    const double total = lane_sum(n, [&](int64_t k) { return static_cast<double>(e[k]); });
     const real log_total = static_cast<real>(std::log(total));
     for (int64_t k = 0; k < n; ++k) py[off + k * st] = px[off + k * st] - m - log_total;
   });
@@ -228,10 +234,12 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis) {
   const real *py = y.data(), *pg = dy.data();
   real* pd = dx.data();
   for_each_row(y.shape(), a, [&](int64_t off, int64_t n, int64_t st) {
-    double total = 0;
-    for (int64_t k = 0; k < n; ++k) total += pg[off + k * st];
-    for (int64_t k = 0; k < n; ++k)
-      pd[off + k * st] = pg[off + k * st] - std::exp(py[off + k * st]) * static_cast<real>(total);
+    thread_local std::vector<real> p;  // this row's softmax, exp(y)
+    p.resize(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) p[k] = py[off + k * st];
+    vmath::exp(p.data(), p.data(), n);
+    const real total = static_cast<real>(lane_sum(n, [&](int64_t k) { return static_cast<double>(pg[off + k * st]); }));
+    for (int64_t k = 0; k < n; ++k) pd[off + k * st] = pg[off + k * st] - p[k] * total;
   });
   return dx;
 }
@@ -269,21 +277,21 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
   for (int64_t n = 0; n < N; ++n) t[n] = target_of(targets.data()[n], ignore_index, V);
   const real eps = label_smoothing;
   parallel_for(0, N, row_grain(V), [&](int64_t n0, int64_t n1) {
+    std::vector<real> e(static_cast<size_t>(V));  // one row's exp(x - m)
     for (int64_t n = n0; n < n1; ++n) {
-      const real* x = logits.data() + n * V;
-      real m = kNegInf;
-      for (int64_t v = 0; v < V; ++v) m = std::max(m, x[v]);
-      double total = 0, sum_x = 0;
-      for (int64_t v = 0; v < V; ++v) {
-        total += std::exp(x[v] - m);
-        sum_x += x[v];
-      }
-      const double lse = m + std::log(total);  // log sum_v exp(x_v)
-      out.lse.data()[n] = static_cast<real>(lse);
-      if (t[n] < 0) {
+      if (t[n] < 0) {  // an ignored row (padding): no loss, and nothing the backward needs
         out.loss.data()[n] = 0;
+        out.lse.data()[n] = 0;
         continue;
       }
+      const real* x = logits.data() + n * V;
+      const real m = row_max(x, V);
+      for (int64_t v = 0; v < V; ++v) e[v] = x[v] - m;
+      vmath::exp(e.data(), e.data(), V);  // all V exponentials at once (vmath.h)
+      const double total = lane_sum(V, [&](int64_t v) { return static_cast<double>(e[v]); });
+      const double sum_x = lane_sum(V, [x](int64_t v) { return static_cast<double>(x[v]); });
+      const double lse = m + std::log(total);  // log sum_v exp(x_v)
+      out.lse.data()[n] = static_cast<real>(lse);
       // log p[v] = x[v] - lse, so sum_v log p[v] = sum_x - V * lse.
       const double nll = lse - x[t[n]];
       const double smooth = lse - sum_x / static_cast<double>(V);
@@ -312,10 +320,12 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
       }
       const real* x = logits.data() + n * V;
       const real g = dloss.data()[n], l = lse.data()[n];
-      for (int64_t v = 0; v < V; ++v) {
-        const real q = (v == t ? 1 - eps : 0) + eps / static_cast<real>(V);
-        d[v] = g * (std::exp(x[v] - l) - q);
-      }
+      for (int64_t v = 0; v < V; ++v) d[v] = x[v] - l;
+      vmath::exp(d, d, V);  // p_v = exp(x_v - lse), all V at once
+      const real smooth = eps / static_cast<real>(V);  // q_v for v != t
+      const real p_t = d[t];
+      for (int64_t v = 0; v < V; ++v) d[v] = g * (d[v] - smooth);
+      d[t] = g * (p_t - ((1 - eps) + smooth));  // q_t = 1 - eps + eps / V
     }
   });
   return dx;

@@ -39,7 +39,7 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis);
 //   loss_n = -[(1 - eps) log p_n[t_n] + (eps / V) sum_v log p_n[v]],  p_n = softmax(logits_n)
 // with label smoothing eps (0 = plain cross-entropy). Rows whose target equals ignore_index get
 // loss 0 and no gradient. The forward saves lse_n = log sum_v exp(logits_n[v]) so the backward
-// can rebuild p without storing the (N, V) probabilities.
+// can rebuild p without storing the (N, V) probabilities (0 for an ignored row, which it skips).
 struct CrossEntropyForward {
   Tensor loss;  // (N)
   Tensor lse;   // (N)

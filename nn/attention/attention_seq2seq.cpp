@@ -279,8 +279,7 @@ AttentionSeq2Seq::Attended AttentionSeq2Seq::attend(const Variable& query, const
 AttentionSeq2Seq::Step AttentionSeq2Seq::bahdanau_step(const Variable& y, RNNState& state, const Source& source) {
   const Attended c = attend(state.h, source);                     // a_t = align(s_{t-1}, h̄); c_t
   state = cell->forward(concat({y, c.context}, 1), state);        // s_t = RNN([y_{t-1}; c_t], s_{t-1})
-  const Variable logits = out->forward(concat({state.h, c.context}, 1));  // W_o [s_t; c_t]
-  return {logits, c.weights, c.log_prob};
+  return {concat({state.h, c.context}, 1), c.weights, c.log_prob};  // the output layer reads [s_t; c_t]: W_o [s_t; c_t]
 }
 
 // Luong et al. (2015): the new state asks, and its attentional state h~ is fed to the next step.
@@ -289,7 +288,7 @@ AttentionSeq2Seq::Step AttentionSeq2Seq::luong_step(const Variable& y, RNNState&
   state = cell->forward(input_feed(y, feed), state);       // h_t = RNN([y_{t-1}; h~_{t-1}], h_{t-1})
   const Attended c = attend(state.h, source);              // a_t = align(h_t, h̄); c_t
   feed = attentional_state(*combine, c.context, state.h);  // h~_t = tanh(W_c [c_t; h_t])
-  return {out->forward(feed), c.weights, c.log_prob};      // W_s h~_t
+  return {feed, c.weights, c.log_prob};                    // the output layer reads h~_t: W_s h~_t
 }
 // [docs:end]
 
@@ -313,6 +312,13 @@ RNNState first_state(Linear& bridge, const EncoderOutput& enc, const RecurrentCe
 }  // namespace
 
 AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  AttentionOutput result = features(src, src_lengths, tgt_in);
+  result.logits = out->forward(result.features);  // (B, T, V): one product for every step
+  return result;
+}
+
+AttentionOutput AttentionSeq2Seq::features(const Tensor& src, const std::vector<int64_t>& src_lengths,
+                                           const Tensor& tgt_in) {
   check_members();
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "AttentionSeq2Seq: expected target ids of shape (",
         src.size(0), ", T), got ", tgt_in.shape());
@@ -323,16 +329,16 @@ AttentionOutput AttentionSeq2Seq::forward(const Tensor& src, const std::vector<i
   RNNState state = first_state(*bridge, enc, *cell);
   Variable feed(zeros({B, options.hidden_size}));  // h~_0 = 0 (Luong's input feeding)
   const Variable y_all = embedding->forward(tgt_in);  // (B, T, E)
-  std::vector<Variable> logits, weights, log_probs;
+  std::vector<Variable> features, weights, log_probs;
   for (int64_t t = 0; t < T; ++t) {
     const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
     Step r = decode_one(y, state, feed, Source{enc.outputs, mask, lengths, t});
-    logits.push_back(r.logits);
+    features.push_back(r.features);
     weights.push_back(r.weights);
     if (r.log_prob.defined()) log_probs.push_back(r.log_prob);
   }
-  AttentionOutput result{stack(logits, 1), stack(weights, 1), Variable()};  // (B, T, V), (B, T, S)
-  if (!log_probs.empty()) result.log_prob = stack(log_probs, 1);            // (B, T)
+  AttentionOutput result{Variable(), stack(weights, 1), Variable(), stack(features, 1)};  // (B, T, S), (B, T, F)
+  if (!log_probs.empty()) result.log_prob = stack(log_probs, 1);                        // (B, T)
   return result;
 }
 
@@ -388,7 +394,7 @@ Tensor AttentionSeq2Seq::step(DecoderState& base, const Tensor& tokens) {
     const Tensor w = r.weights.value();  // (N, S)
     state.record_attention({w.reshape({w.size(0), 1, 1, w.size(1)})});
   }
-  return log_softmax(r.logits.value(), -1);  // (N, V)
+  return log_softmax(out->forward(r.features).value(), -1);  // (N, V)
 }
 
 // ================================================================================================
@@ -427,9 +433,9 @@ void AttentionSeq2Seq::check_members() const {
 }
 
 Variable AttentionSeq2Seq::training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
-                                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                                         const std::vector<int64_t>&, const Tensor& tgt_out,
                                          const CrossEntropyOptions& options) {
-  if (!this->options.hard) return EncoderDecoder::training_loss(src, src_lengths, tgt_in, tgt_lengths, tgt_out, options);
+  if (!this->options.hard) return projected_cross_entropy(features(src, src_lengths, tgt_in).features, *out, tgt_out, options);
   return attention_training_loss(*this, src, src_lengths, tgt_in, tgt_out, options, reinforce_baseline);
 }
 

@@ -73,9 +73,10 @@ struct AttentionSeq2SeqOptions {
 };
 
 struct AttentionOutput {
-  Variable logits;     // (B, T, V)
+  Variable logits;     // (B, T, V); undefined from AttentionSeq2Seq::features
   Variable weights;    // (B, T, S): the alignment at every decoder step
   Variable log_prob;   // (B, T): hard attention only, log a_t[chosen position] at every step
+  Variable features;   // (B, T, F): what the output layer reads at every step
 };
 
 // ================================================================================================
@@ -137,6 +138,10 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
 
   // Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) and the alignments.
   AttentionOutput forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // The same up to the output layer: the features it reads at every step (B, T, F), F = H + M
+  // (Bahdanau: [s_t; c_t]) or H (Luong: h~_t), and the alignments; no logits. forward()
+  // projects them all at once; training_loss only at the positions whose target counts.
+  AttentionOutput features(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
   // The decoding interface (nn/decoding/encoder_decoder.h): the state is the encoder's memory, the decoder's
   // recurrent state and the fed-back h~; the attention recorded is the alignment of each step
   // (one layer, one head). Hard attention takes the argmax position when decoding.
@@ -150,7 +155,8 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
   Module& module() override { return *this; }
 
   // Training: with hard attention, in training mode, attention_training_loss (below), with
-  // reinforce_baseline as its running baseline; otherwise the cross-entropy.
+  // reinforce_baseline as its running baseline; otherwise the cross-entropy of the positions
+  // whose target counts (projected_cross_entropy, nn/core/loss.h).
   Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                          const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
                          const CrossEntropyOptions& options) override;
@@ -179,9 +185,9 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
 
  private:
   struct Step {
-    Variable logits;   // (B, V)
-    Variable weights;  // (B, S)
-    Variable log_prob; // (B), hard only
+    Variable features;  // (B, F): what the output layer reads, [s_t; c_t] or h~_t
+    Variable weights;   // (B, S)
+    Variable log_prob;  // (B), hard only
   };
   struct Attended {
     Variable weights;   // (B, S): a_t

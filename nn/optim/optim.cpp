@@ -5,6 +5,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
 
 namespace seqgrad::nn {
@@ -167,10 +168,13 @@ AdamW::AdamW(std::vector<Variable> params, AdamOptions options) : Adam(std::move
 
 real clip_grad_norm(const std::vector<Variable>& params, real max_norm) {
   check(max_norm > 0, "clip_grad_norm: expected a positive max_norm, got ", max_norm);
-  double total = 0;  // sum of squares over every gradient element
-  for (const Variable& p : params)
-    if (p.grad().defined())
-      for (int64_t k = 0; k < p.numel(); ++k) total += static_cast<double>(p.grad().data()[k]) * p.grad().data()[k];
+  double total = 0;  // sum of squares over every gradient element, in lanes (tensor/reduce.h)
+  for (const Variable& p : params) {
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const real* d = g.data();
+    total += lane_sum(g.numel(), [d](int64_t k) { return static_cast<double>(d[k]) * d[k]; });
+  }
   const real norm = static_cast<real>(std::sqrt(total));
   if (norm > max_norm) {
     const real scale = max_norm / (norm + real(1e-6));

@@ -74,12 +74,16 @@ Decoder::Decoder(const Seq2SeqOptions& o, int64_t context_size) {
 
 // [docs:decoder_forward]
 Variable Decoder::forward(const Tensor& tokens, const Variable& context, RNNState& state) {
+  return out->forward(states(tokens, context, state));  // (B, T, H) -> (B, T, V)
+}
+
+Variable Decoder::states(const Tensor& tokens, const Variable& context, RNNState& state) {
   const int64_t B = tokens.size(0), T = tokens.size(1), C = context.size(1);
   Variable e = embedding->forward(tokens);                                      // (B, T, E)
   Variable c = unsqueeze(context, 1) + Variable(zeros({B, T, C}));             // (B, T, C): c at every step
   RNNResult r = rnn->forward(concat({e, c}, 2), state);
   state = r.state;
-  return out->forward(r.output);                                                // (B, T, V)
+  return r.output;                                                              // (B, T, H)
 }
 // [docs:end]
 
@@ -105,11 +109,21 @@ RNNState Seq2Seq::initial_state(const Variable& context) {
 // [docs:end]
 
 Variable Seq2Seq::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  return decoder->out->forward(decoder_states(src, src_lengths, tgt_in));  // (B, T, V)
+}
+
+Variable Seq2Seq::training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                                const std::vector<int64_t>&, const Tensor& tgt_out, const CrossEntropyOptions& options) {
+  return projected_cross_entropy(decoder_states(src, src_lengths, tgt_in), *decoder->out, tgt_out, options);
+}
+
+// Teacher forcing up to the output layer: the decoder's top state at every step (B, T, H).
+Variable Seq2Seq::decoder_states(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "Seq2Seq: expected target ids of shape (", src.size(0),
         ", T), got ", tgt_in.shape());
   EncoderOutput enc = encoder->forward(encoder_input(src, src_lengths), src_lengths);
   RNNState state = initial_state(enc.context);
-  return decoder->forward(tgt_in, enc.context, state);
+  return decoder->states(tgt_in, enc.context, state);
 }
 
 Tensor Seq2Seq::encoder_input(const Tensor& src, const std::vector<int64_t>& src_lengths) const {

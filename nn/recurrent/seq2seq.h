@@ -75,6 +75,8 @@ class Decoder : public Module {
   // is read and replaced by the state after the last step, so one call can run a whole
   // target (teacher forcing) or a single step (decoding).
   Variable forward(const Tensor& tokens, const Variable& context, RNNState& state);
+  // The same before the output layer: the top layer's state at every step (B, T, H).
+  Variable states(const Tensor& tokens, const Variable& context, RNNState& state);
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<RecurrentLayer> rnn;
@@ -87,6 +89,8 @@ class Seq2Seq : public Module, public EncoderDecoder {
   std::string name() const override { return "Seq2Seq"; }
   // Teacher forcing: src (B, S), tgt_in (B, T) = <bos> y1 .. -> logits (B, T, V)
   Variable forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // The same before the output layer: the decoder's top state at every step (B, T, H).
+  Variable decoder_states(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
   // The decoding interface (nn/decoding/encoder_decoder.h): the state is the context and the decoder's
   // recurrent state; a step runs the decoder on one token. Decode with nn/decoding/decoding.h.
   Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
@@ -97,6 +101,10 @@ class Seq2Seq : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  // The cross-entropy of the positions whose target counts (projected_cross_entropy).
+  Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                         const CrossEntropyOptions& options) override;
   // The decoder's first state: tanh(W c + b) for every decoder layer (the "bridge").
   RNNState initial_state(const Variable& context);
   // The sources as the encoder reads them: with reverse_source, each row's first

@@ -295,25 +295,8 @@ TransformerStep Transformer::decode(const Tensor& tgt_in, const TransformerMemor
 Variable Transformer::training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                                     const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
                                     const CrossEntropyOptions& options) {
-  if (options.reduction == Reduction::None)  // every position's loss, padding too
-    return EncoderDecoder::training_loss(src, src_lengths, tgt_in, tgt_lengths, tgt_out, options);
   const Variable states = decoder_states(tgt_in, encode(src, src_lengths), tgt_lengths).output;  // (B, T, C)
-  check(tgt_out.shape() == Shape{states.size(0), states.size(1)}, name(), ": expected targets of shape (",
-        states.size(0), ", ", states.size(1), "), got ", tgt_out.shape());
-  const int64_t BT = tgt_out.numel(), C = states.size(2);
-  // The rows (b, t) whose target counts, in order: row b * T + t of states (B T, C).
-  const std::vector<real> targets = tgt_out.to_vector();
-  std::vector<real> rows, kept;
-  for (int64_t i = 0; i < BT; ++i)
-    if (static_cast<int64_t>(targets[i]) != options.ignore_index) {
-      rows.push_back(static_cast<real>(i));
-      kept.push_back(targets[i]);
-    }
-  if (rows.empty() || static_cast<int64_t>(rows.size()) == BT)  // no padding (or nothing counts): every row
-    return cross_entropy(generator->forward(states), tgt_out, options);
-  const int64_t N = static_cast<int64_t>(rows.size());
-  const Variable picked = index_select(reshape(states, {BT, C}), 0, from_vector(rows, {N}));  // (N, C)
-  return cross_entropy(generator->forward(picked), from_vector(kept, {N}), options);         // (N, V) -> loss
+  return projected_cross_entropy(states, *generator, tgt_out, options);
 }
 // [docs:end]
 

@@ -446,39 +446,3 @@ TEST_CASE("transformer errors") {
                        "Transformer: expected source ids of shape (B, S), got [2, 1, 3, 3]", std::invalid_argument);
 }
 
-TEST_CASE("Transformer::training_loss projects only the positions that count, and equals the plain loss") {
-  manual_seed(21);
-  nn::Transformer model(nn::TransformerOptions(11, 13).with_d_model(8).with_nhead(2).with_num_layers(1)
-                            .with_dim_feedforward(16).with_dropout(0));
-  // Two targets of 4 and 2 real tokens, padded with 0 to T = 4.
-  const Tensor src = from_vector({3, 4, 5, 6, 7, 0}, {2, 3}), tgt_in = from_vector({1, 4, 5, 6, 1, 7, 0, 0}, {2, 4});
-  const Tensor tgt_out = from_vector({4, 5, 6, 2, 7, 2, 0, 0}, {2, 4});
-  for (const real smoothing : {real(0), real(0.1)}) {
-    CAPTURE(smoothing);
-    const auto opt = nn::CrossEntropyOptions().with_ignore_index(0).with_label_smoothing(smoothing);
-    Variable picked = model.training_loss(src, {3, 2}, tgt_in, {4, 2}, tgt_out, opt);
-    const std::vector<Tensor> grads_picked = [&] {
-      model.zero_grad();
-      picked.backward();
-      std::vector<Tensor> g;
-      for (const Variable& p : model.parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : Tensor());
-      return g;
-    }();
-    Variable plain = nn::cross_entropy(model.logits(src, {3, 2}, tgt_in, {4, 2}), tgt_out, opt);
-    CHECK(std::abs(picked.item() - plain.item()) < 1e-6);
-    model.zero_grad();
-    plain.backward();
-    const std::vector<Variable> params = model.parameters();
-    for (size_t k = 0; k < params.size(); ++k) {
-      if (!params[k].grad().defined()) continue;
-      REQUIRE(grads_picked[k].defined());
-      CHECK(max(abs(grads_picked[k] - params[k].grad())).item() < 1e-6);
-    }
-  }
-  // Every position's loss, as asked: the plain path, padding included.
-  const auto none = nn::CrossEntropyOptions().with_ignore_index(0).with_reduction(Reduction::None);
-  CHECK(model.training_loss(src, {3, 2}, tgt_in, {4, 2}, tgt_out, none).shape() == Shape{2, 4});
-  CHECK_THROWS_WITH_AS(model.training_loss(src, {3, 2}, tgt_in, {4, 2}, from_vector({4, 5}, {1, 2}),
-                                           nn::CrossEntropyOptions()),
-                       "Transformer: expected targets of shape (2, 4), got [1, 2]", std::invalid_argument);
-}
