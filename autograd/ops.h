@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "autograd/variable.h"
@@ -115,6 +116,29 @@ Variable matmul(const Variable& a, const Variable& b, bool trans_a = false, bool
 // no separate addition (an RNN's gx + h W_hh^T + b_hh, nn/recurrent/rnn.cpp). Its gradient is dy itself.
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias,
                 const Variable& residual = Variable());
+
+// While one lives, on the calling thread, linear() packs each of `weights` once for its forward
+// product x W^T and once for its backward's dy W, and reuses the packs at every later call
+// (tensor/matmul.h, PackedRight) instead of copying the whole matrix into the kernel's layout
+// each time: for a loop that multiplies by the same weights at every step, an RNN's W_hh over
+// time (nn/recurrent/rnn.cpp) or an attention decoder's cell. The results are the same bits.
+// The weights must not change while the scope lives or while a graph built in it still has
+// its backward to run (an optimizer steps after backward, so training never does). Scopes nest.
+class ReusePackedWeights {
+ public:
+  explicit ReusePackedWeights(const std::vector<Variable>& weights);
+  ~ReusePackedWeights();
+  ReusePackedWeights(const ReusePackedWeights&) = delete;
+  ReusePackedWeights& operator=(const ReusePackedWeights&) = delete;
+
+  struct Packs;  // one weight's packs, made when first needed (autograd/ops_nn.cpp)
+  // The packs of `w` if a live scope of this thread holds it; else null.
+  static std::shared_ptr<Packs> find(const Tensor& w);
+
+ private:
+  std::vector<std::shared_ptr<Packs>> packs_;
+  ReusePackedWeights* outer_;  // the scope this one is inside, or null
+};
 
 // 2-D convolution, as torch.nn.functional.conv2d: x (N, C_in, H, W), weight (C_out,
 // C_in / groups, kH, kW), bias (C_out) or undefined -> (N, C_out, H_out, W_out). im2col and the

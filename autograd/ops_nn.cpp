@@ -67,18 +67,54 @@ Variable matmul(const Variable& a, const Variable& b, bool ta, bool tb) {
 // ================================================================================================
 // linear: x W^T + b in one node
 
+// [docs:reuse_packed_weights]
+struct ReusePackedWeights::Packs {
+  Tensor w;                                 // (out, in)
+  std::unique_ptr<PackedRight> wt, plain;  // W^T (x W^T, forward) and W (dy W, backward)
+  const PackedRight& transposed() {
+    if (!wt) wt = std::make_unique<PackedRight>(w, /*trans_b=*/true);
+    return *wt;
+  }
+  const PackedRight& as_is() {
+    if (!plain) plain = std::make_unique<PackedRight>(w, /*trans_b=*/false);
+    return *plain;
+  }
+};
+
+namespace {
+thread_local ReusePackedWeights* t_reuse_scope = nullptr;  // the innermost live scope
+}  // namespace
+
+ReusePackedWeights::ReusePackedWeights(const std::vector<Variable>& weights) : outer_(t_reuse_scope) {
+  for (const Variable& w : weights)
+    if (w.defined() && w.dim() == 2) packs_.push_back(std::make_shared<Packs>(Packs{w.value(), nullptr, nullptr}));
+  t_reuse_scope = this;
+}
+
+ReusePackedWeights::~ReusePackedWeights() { t_reuse_scope = outer_; }
+
+std::shared_ptr<ReusePackedWeights::Packs> ReusePackedWeights::find(const Tensor& w) {
+  for (const ReusePackedWeights* s = t_reuse_scope; s; s = s->outer_)
+    for (const std::shared_ptr<Packs>& p : s->packs_)
+      if (p->w.shares_storage(w) && p->w.data() == w.data() && p->w.shape() == w.shape()) return p;
+  return nullptr;
+}
+// [docs:end]
+
 // [docs:linear_op]
 Variable linear(const Variable& x, const Variable& w, const Variable& b, const Variable& residual) {
   const Tensor xv = x.value(), wv = w.value();
-  const Tensor y = linear(xv, wv, b.defined() ? b.value() : Tensor(),
-                          residual.defined() ? residual.value() : Tensor());  // checks the shapes
+  // The weight's packs, if a ReusePackedWeights scope holds it (the same bits either way).
+  const std::shared_ptr<ReusePackedWeights::Packs> packs = ReusePackedWeights::find(wv);
+  const Tensor bv = b.defined() ? b.value() : Tensor(), rv = residual.defined() ? residual.value() : Tensor();
+  const Tensor y = packs ? linear(xv, packs->transposed(), bv, rv) : linear(xv, wv, bv, rv);  // checks the shapes
   std::vector<Variable> inputs{x, w};
   if (b.defined()) inputs.push_back(b);
   // Where b and residual sit among the inputs; 0 means absent (input 0 is always x).
   const size_t b_at = b.defined() ? 2 : 0;
   const size_t residual_at = residual.defined() ? inputs.size() : 0;
   if (residual.defined()) inputs.push_back(residual);
-  return make_result("linear", y, inputs, [xv, wv, b_at, residual_at](const Tensor& dy, Node& n) {
+  return make_result("linear", y, inputs, [xv, wv, packs, b_at, residual_at](const Tensor& dy, Node& n) {
     // y = x W^T + b over the rows of x (R of them, every axis but the last):
     //   dx = dy W   (R, out) @ (out, in)      dW = dy^T x   (out, R) @ (R, in)
     //   db = the sum of dy's rows             (each row of y got the same b)
@@ -91,7 +127,10 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b, const V
     if (n.needs_grad(0))
       n.add_grad_into(0, [&](Tensor& dx, bool accumulate) {
         Tensor dx2 = dx.reshape({rows, in});  // the same buffer, seen as (R, in)
-        matmul_into(dx2, dy2, wv, false, false, accumulate);
+        if (packs)
+          gemm(rows, dy2.data(), false, packs->as_is(), dx2.data(), nullptr, accumulate);
+        else
+          matmul_into(dx2, dy2, wv, false, false, accumulate);
       });
     if (n.needs_grad(1))
       n.add_grad_into(1, [&](Tensor& dw, bool accumulate) { matmul_into(dw, dy2, x2, /*trans_a=*/true, false, accumulate); });

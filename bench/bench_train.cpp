@@ -92,6 +92,10 @@ class LstmAttn : public nn::Module {
     const Variable y = tgt_embed->forward(tgt_in);  // (B, T, E)
     Variable feed(zeros({B, H}));                   // h~_0
     std::vector<Variable> feeds;
+    std::vector<Variable> per_step = cell->parameters();  // packed once for all T steps, as the library's decoder does
+    for (const Variable& p : score->parameters()) per_step.push_back(p);
+    for (const Variable& p : combine->parameters()) per_step.push_back(p);
+    const ReusePackedWeights reuse(per_step);
     for (int64_t t = 0; t < T; ++t) {
       const Variable y_t = reshape(slice(y, 1, t, t + 1), {B, E});
       state = cell->forward(concat({y_t, feed}, 1), state);      // h_t from [y_t; h~_{t-1}]

@@ -27,7 +27,9 @@ namespace seqgrad {
 #define SEQGRAD_GEMM_DECLARE(ns)                                                                      \
   namespace ns {                                                                                   \
   void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b, \
-            real* C, const real* bias, bool accumulate, const real* addend);                        \
+            real* C, const real* bias, bool accumulate, const real* addend, const real* packed_b);  \
+  int64_t packed_b_size(int64_t K, int64_t N);                                                     \
+  void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out);                       \
   }
 SEQGRAD_GEMM_DECLARE(gemm_generic)
 SEQGRAD_GEMM_DECLARE(gemm_avx2)
@@ -37,13 +39,15 @@ SEQGRAD_GEMM_DECLARE(gemm_avx512)
 namespace {
 
 using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*,
-                        bool, const real*);
+                        bool, const real*, const real*);
 
 struct Kernel {
   KernelPath path;
   const char* name;
   GemmFn fn;
   bool (*supported)();
+  int64_t (*packed_b_size)(int64_t K, int64_t N);
+  void (*pack_b)(int64_t K, int64_t N, const real* B, bool trans_b, real* out);
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -61,10 +65,10 @@ bool always() { return true; }
 const std::vector<Kernel>& kernels() {
   static const std::vector<Kernel> list = {
 #if defined(__x86_64__) || defined(__i386__)
-      {KernelPath::avx512, "avx512", gemm_avx512::gemm, has_avx512},
-      {KernelPath::avx2, "avx2", gemm_avx2::gemm, has_avx2},
+      {KernelPath::avx512, "avx512", gemm_avx512::gemm, has_avx512, gemm_avx512::packed_b_size, gemm_avx512::pack_b},
+      {KernelPath::avx2, "avx2", gemm_avx2::gemm, has_avx2, gemm_avx2::packed_b_size, gemm_avx2::pack_b},
 #endif
-      {KernelPath::generic, "generic", gemm_generic::gemm, always},
+      {KernelPath::generic, "generic", gemm_generic::gemm, always, gemm_generic::packed_b_size, gemm_generic::pack_b},
   };
   return list;
 }
@@ -128,7 +132,27 @@ std::vector<std::string> gemm_kernels() { return kernel_list(/*runnable=*/true);
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b, real* C,
           const real* bias, bool accumulate, const real* addend) {
-  current_kernel().fn(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend);
+  current_kernel().fn(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend, nullptr);
 }
+
+// [docs:packed_right]
+PackedRight::PackedRight(const Tensor& b, bool trans_b) : source_(b), trans_b_(trans_b) {
+  check(b.dim() == 2, "PackedRight: expected a matrix, got shape ", b.shape());
+  const Kernel& k = current_kernel();
+  path_ = k.path;
+  K_ = trans_b ? b.size(1) : b.size(0);
+  N_ = trans_b ? b.size(0) : b.size(1);
+  packed_.resize(static_cast<size_t>(k.packed_b_size(K_, N_)));
+  k.pack_b(K_, N_, b.data(), trans_b, packed_.data());
+}
+
+void gemm(int64_t M, const real* A, bool trans_a, const PackedRight& b, real* C, const real* bias, bool accumulate,
+          const real* addend) {
+  const Kernel& k = current_kernel();
+  // Packed for another kernel (switched since): that one's layout; pack as usual instead.
+  const real* packed = k.path == b.path_ ? b.packed_.data() : nullptr;
+  k.fn(M, b.N_, b.K_, A, trans_a, b.source_.data(), b.trans_b_, C, bias, accumulate, addend, packed);
+}
+// [docs:end]
 
 }  // namespace seqgrad

@@ -801,8 +801,25 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 
 }  // namespace
 
+// op(B) packed once, for many products with the same right operand (a recurrent weight at every
+// step: tensor/matmul.h, PackedRight): every K block's panels, as step 2 of gemm lays them out.
+int64_t packed_b_size(int64_t K, int64_t N) { return K * ceil_div(N, NR) * NR; }
+
+void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out) {
+  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
+  const int64_t kc_max = block_size(K, KC, 1), n_panels = ceil_div(N, NR);
+  const BPanels bp{out, n_panels * NR, b, N, nullptr, false};
+  for (int64_t q = 0; q < n_panels; ++q)
+    for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+      const int64_t kc = std::min(kc_max, K - k0);
+      pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+    }
+}
+
+// `packed_b`, if not null, is op(B) already packed by pack_b: no step packs B then. B is still
+// needed: the tiny products read it as it is.
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
-          real* C, const real* bias, bool accumulate, const real* addend) {
+          real* C, const real* bias, bool accumulate, const real* addend, const real* packed_b) {
   if (M <= 0 || N <= 0) return;
   // With an addend, C starts as a copy of it and the product is accumulated on top: each task
   // below copies the block of C it writes, so the copy is shared out like the arithmetic (the
@@ -866,9 +883,11 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    and shared.
   //    Like the tasks below, the items to pack are taken one at a time from a shared counter;
   //    when there is little to pack (kParallelPackReals), the calling thread packs it alone.
-  BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR), read_b_in_place(M, N, trans_b)};
-  const int64_t first_packed = bp.in_place ? N / NR : 0;
-  if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR),
+             !packed_b && read_b_in_place(M, N, trans_b)};
+  const int64_t first_packed = packed_b ? n_panels : bp.in_place ? N / NR : 0;  // the first panel to pack
+  if (packed_b) bp.packed = const_cast<real*>(packed_b);  // (only read)
+  else if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
   const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;
   // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
   // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and

@@ -102,20 +102,40 @@ void matmul_into(Tensor& out, const Tensor& a, const Tensor& b, bool trans_a, bo
 }
 
 // [docs:linear]
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& residual) {
-  check(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1),
-        "linear: expected x (..., in) and weight (out, in) with the same in, got ", x.shape(), " and ", w.shape());
-  const int64_t in = w.size(1), out = w.size(0);
+namespace {
+
+// The output of x (..., in) W^T + b (+ residual), W (out, in), checked, and the rows of x.
+Tensor linear_output(const Tensor& x, int64_t in, int64_t out, const Tensor& b, const Tensor& residual,
+                     const Shape& w_shape, int64_t& rows) {
+  check(x.dim() >= 1 && x.size(-1) == in, "linear: expected x (..., in) and weight (out, in) with the same in, got ",
+        x.shape(), " and ", w_shape);
   check(!b.defined() || b.shape() == Shape{out}, "linear: expected bias of shape ", Shape{out}, ", got ", b.shape());
   Shape shape = x.shape();
   shape.back() = out;
   check(!residual.defined() || residual.shape() == shape, "linear: expected a residual of the output's shape ",
         shape, ", got ", residual.shape());
-  Tensor y = Tensor::empty(shape);
   // Every row of x (all axes but the last, folded) is a row of one (R, in) @ (in, out) product.
-  const int64_t rows = numel(Shape(x.shape().begin(), x.shape().end() - 1));
-  gemm(rows, out, in, x.data(), false, w.data(), /*trans_b=*/true, y.data(), b.defined() ? b.data() : nullptr,
+  rows = numel(Shape(x.shape().begin(), x.shape().end() - 1));
+  return Tensor::empty(shape);
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& residual) {
+  check(w.dim() == 2, "linear: expected x (..., in) and weight (out, in) with the same in, got ", x.shape(), " and ",
+        w.shape());
+  int64_t rows = 0;
+  Tensor y = linear_output(x, w.size(1), w.size(0), b, residual, w.shape(), rows);
+  gemm(rows, w.size(0), w.size(1), x.data(), false, w.data(), /*trans_b=*/true, y.data(), b.defined() ? b.data() : nullptr,
        /*accumulate=*/false, residual.defined() ? residual.data() : nullptr);
+  return y;
+}
+
+Tensor linear(const Tensor& x, const PackedRight& wt, const Tensor& b, const Tensor& residual) {
+  int64_t rows = 0;
+  Tensor y = linear_output(x, wt.K(), wt.N(), b, residual, Shape{wt.N(), wt.K()}, rows);
+  gemm(rows, x.data(), false, wt, y.data(), b.defined() ? b.data() : nullptr, /*accumulate=*/false,
+       residual.defined() ? residual.data() : nullptr);
   return y;
 }
 // [docs:end]

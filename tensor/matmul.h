@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/kernel_path.h"
 #include "tensor/tensor.h"
 
 namespace seqgrad {
@@ -32,6 +33,30 @@ namespace seqgrad {
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
           bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
           const real* addend = nullptr);
+// op(B) packed once for many products with the same right operand. gemm copies op(B) into the
+// layout its kernel reads (panels of NR columns per K block) at every call; an RNN multiplies
+// by the same W_hh at every time step, and its backward by the same W, so packing it once per
+// sequence saves T - 1 copies of the whole matrix. The pack holds its own copy, taken when it
+// is made: the matrix must not change while the pack is in use. Products with it give the
+// same bits as gemm with the matrix itself (the same kernel reads the same numbers).
+class PackedRight {
+ public:
+  PackedRight(const Tensor& b, bool trans_b);  // op(b): b (K, N), or b^T when trans_b
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+
+ private:
+  friend void gemm(int64_t, const real*, bool, const PackedRight&, real*, const real*, bool, const real*);
+  Tensor source_;  // the matrix itself (tiny products, and another kernel path, read it)
+  bool trans_b_;
+  int64_t K_ = 0, N_ = 0;
+  KernelPath path_;  // the kernel whose layout packed_ has
+  std::vector<real> packed_;
+};
+// C (+)= op(A) op(B) (+ bias), as gemm above, with op(B) packed beforehand: A (M, K).
+void gemm(int64_t M, const real* A, bool trans_a, const PackedRight& b, real* C, const real* bias = nullptr,
+          bool accumulate = false, const real* addend = nullptr);
+
 // Which copy of gemm's kernel runs (tensor/gemm.cpp): "avx512", "avx2" or "generic". By default
 // the widest this CPU can run, chosen at the first product; SEQGRAD_KERNEL in the environment
 // names another. set_gemm_kernel() switches at run time (not while a product is running);
@@ -62,5 +87,7 @@ Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a = false, 
 // With `residual` (an undefined tensor for none), y = residual + x W^T + b, residual of y's
 // shape, added by gemm too (its addend): for in <= 256 exactly residual + linear(x, W, b).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual = Tensor());
+// The same with the weight packed beforehand: weight_t = PackedRight(weight, /*trans_b=*/true).
+Tensor linear(const Tensor& x, const PackedRight& weight_t, const Tensor& bias, const Tensor& residual = Tensor());
 
 }  // namespace seqgrad

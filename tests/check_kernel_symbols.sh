@@ -12,7 +12,7 @@ for obj in "$@"; do
   [ -f "$obj" ] || { echo "check_kernel_symbols: $obj: no such file" >&2; status=1; continue; }
   # Code that is global, weak or unique (nm types T, W, i, u); weak data (V: the DW.ref
   # personality, the typeinfo an instrumented build emits) holds no instructions.
-  bad=$(nm -C "$obj" | awk '$2 ~ /^[TWiu]$/' | grep -vE ' seqgrad::[a-z]+_(generic|avx2|avx512)::[a-z]+\(')
+  bad=$(nm -C "$obj" | awk '$2 ~ /^[TWiu]$/' | grep -vE ' seqgrad::[a-z]+_(generic|avx2|avx512)::[a-z_]+\(')
   if [ -n "$bad" ]; then
     echo "check_kernel_symbols: $obj defines symbols another object could define too:" >&2
     echo "$bad" >&2

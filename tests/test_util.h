@@ -58,12 +58,12 @@ struct ThreadCount {
 };
 
 // Runs a block on one of gemm's kernel paths (tensor/gemm.cpp), restoring the path before:
-//   for (const std::string& k : gemm_kernels()) { KernelPath path(k); ... }
-struct KernelPath {
-  explicit KernelPath(const std::string& name) : saved(gemm_kernel()) { set_gemm_kernel(name); }
-  ~KernelPath() { set_gemm_kernel(saved); }
-  KernelPath(const KernelPath&) = delete;
-  KernelPath& operator=(const KernelPath&) = delete;
+//   for (const std::string& k : gemm_kernels()) { UseKernel path(k); ... }
+struct UseKernel {
+  explicit UseKernel(const std::string& name) : saved(gemm_kernel()) { set_gemm_kernel(name); }
+  ~UseKernel() { set_gemm_kernel(saved); }
+  UseKernel(const UseKernel&) = delete;
+  UseKernel& operator=(const UseKernel&) = delete;
   std::string saved;
 };
 

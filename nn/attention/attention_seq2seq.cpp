@@ -330,6 +330,14 @@ AttentionOutput AttentionSeq2Seq::features(const Tensor& src, const std::vector<
   Variable feed(zeros({B, options.hidden_size}));  // h~_0 = 0 (Luong's input feeding)
   const Variable y_all = embedding->forward(tgt_in);  // (B, T, E)
   std::vector<Variable> features, weights, log_probs;
+  // The weights every step multiplies by (the cell's, the score's, W_c, local-p's W_p): packed
+  // for the matrix kernel once, not at each of the T steps (autograd/ops.h).
+  std::vector<Variable> per_step = cell->parameters();
+  for (const Module* m : {static_cast<const Module*>(score.get()), static_cast<const Module*>(combine.get()),
+                          static_cast<const Module*>(position.get())})
+    if (m)
+      for (const Variable& p : m->parameters()) per_step.push_back(p);
+  const ReusePackedWeights reuse(per_step);
   for (int64_t t = 0; t < T; ++t) {
     const Variable y = reshape(slice(y_all, 1, t, t + 1), {B, options.embed_dim});  // (B, E)
     Step r = decode_one(y, state, feed, Source{enc.outputs, mask, lengths, t});

@@ -168,6 +168,7 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
       RNNState s{initial_of(initial.h, layer * D + d),
                  has_cell_state() ? initial_of(initial.c, layer * D + d) : Variable()};
       std::vector<Variable> outputs(T);
+      const ReusePackedWeights reuse({w.w_hh});  // h W_hh^T at every step: W_hh packed once (autograd/ops.h)
       for (int64_t step = 0; step < T; ++step) {
         const int64_t t = d == 0 ? step : T - 1 - step;  // the reverse direction reads backwards
         Variable gx_t = reshape(slice(gx, 1, t, t + 1), {B, G});

@@ -135,6 +135,57 @@ TEST_CASE("linear with a residual equals residual + linear: values and gradients
   CHECK(gates.node()->inputs[3].op() == "linear");
 }
 
+TEST_CASE("ReusePackedWeights: a recurrence with its weights packed once has the bits of one without, values and gradients") {
+  manual_seed(12);
+  // h_{t+1} = tanh(gx_t + h_t W^T + b) for 6 steps, and a second weight used at every step;
+  // the LSTM's (B, H) = (64, 128) with 4H outputs folded to H by a second product.
+  const int64_t B = 64, H = 128, T = 6;
+  const Tensor h0 = randn({B, H}), w = randn({4 * H, H}), v = randn({H, 4 * H}), b = randn({4 * H}),
+               gx = randn({T, B, 4 * H}), probe = randn({B, H});
+  auto recurrence = [&](bool reuse) {
+    return [reuse, &gx, T](const std::vector<Variable>& p) {
+      std::unique_ptr<ReusePackedWeights> scope;
+      if (reuse) scope = std::make_unique<ReusePackedWeights>(std::vector<Variable>{p[1], p[2]});
+      Variable h = p[0];
+      for (int64_t t = 0; t < T; ++t)
+        h = tanh(linear(tanh(linear(h, p[1], p[3], Variable(slice(gx, 0, t, t + 1).reshape({B, 4 * H})))), p[2], Variable()));
+      return h;
+    };
+  };
+  for (const std::string& path : gemm_kernels())
+    for (int threads : {1, 2}) {
+      CAPTURE(path);
+      CAPTURE(threads);
+      testing::UseKernel use(path);
+      ThreadCount count(threads);
+      check_same(value_and_grads(recurrence(true), {h0, w, v, b}, probe),
+                 value_and_grads(recurrence(false), {h0, w, v, b}, probe), 0);
+    }
+  // A scope finds only its own weights, by storage, and only while it lives; scopes nest.
+  const Variable a(randn({3, 4})), other(a.value().clone());
+  CHECK_FALSE(ReusePackedWeights::find(a.value()));
+  {
+    const ReusePackedWeights outer({a});
+    CHECK(ReusePackedWeights::find(a.value()));
+    CHECK_FALSE(ReusePackedWeights::find(other.value()));  // equal numbers, another tensor
+    {
+      const ReusePackedWeights inner({other});
+      CHECK(ReusePackedWeights::find(a.value()));
+      CHECK(ReusePackedWeights::find(other.value()));
+    }
+    CHECK_FALSE(ReusePackedWeights::find(other.value()));
+  }
+  CHECK_FALSE(ReusePackedWeights::find(a.value()));
+  // Inside a scope linear() multiplies by the pack: a weight changed after its first use (which
+  // the scope's contract forbids) shows it, as the old product.
+  const Variable x(randn({64, 300})), weight(randn({8, 300}));
+  const ReusePackedWeights scope({weight});
+  const std::vector<real> first = linear(x, weight, Variable()).value().to_vector();
+  Tensor stored = weight.value();
+  stored.fill_(0);
+  CHECK(linear(x, weight, Variable()).value().to_vector() == first);
+}
+
 TEST_CASE("scaled_masked_softmax equals masked_softmax of the scaled scores: values and gradients, bit for bit") {
   manual_seed(9);
   const Tensor x = randn({3, 4, 6, 6}), probe = randn({3, 4, 6, 6});

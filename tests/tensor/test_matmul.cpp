@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@
 #include "tests/test_util.h"
 
 using namespace seqgrad;
-using seqgrad::testing::KernelPath;
+using seqgrad::testing::UseKernel;
 using seqgrad::testing::ThreadCount;
 
 namespace {
@@ -387,7 +388,7 @@ TEST_CASE("gemm kernels: every path this CPU runs matches the reference and keep
   REQUIRE(!paths.empty());
   CHECK(paths.front() == "generic");  // every CPU runs the portable copy
   for (const std::string& path : paths) {
-    KernelPath use(path);
+    UseKernel use(path);
     CAPTURE(path);
     CHECK(std::string(gemm_kernel()) == path);
     check_all_transposes(kPathShapes);
@@ -414,7 +415,7 @@ TEST_CASE("gemm kernels: the AVX2 and AVX-512 paths give the same bits") {
       CAPTURE(t);
       std::vector<std::vector<real>> results;
       for (const std::string& path : fused) {
-        KernelPath use(path);
+        UseKernel use(path);
         results.push_back(product_bits(d, t));
       }
       for (size_t i = 1; i < results.size(); ++i) {
@@ -532,5 +533,70 @@ TEST_CASE("matmul: shape errors name the op and both shapes") {
   CHECK_THROWS_WITH_AS(matmul(zeros({2, 3, 4}), zeros({3, 4, 5})),
                        "matmul: shapes [2] and [3] cannot be broadcast together; expected equal "
                        "sizes or 1 in each axis (from the right), got 2 and 3 in axis 0",
+                       std::invalid_argument);
+}
+
+TEST_CASE("PackedRight: a product with op(B) packed beforehand has the bits of gemm with B, on every path and thread count") {
+  // Tiny products (which read B as it is), B read in place (M <= MR), packed, K over one block,
+  // the RNN step's (64, 512, 128), with a bias, accumulating and with an addend.
+  const std::vector<Dims> shapes = {{3, 20, 32}, {5, 64, 300}, {6, 40, 300}, {64, 512, 128}, {97, 101, 600}, {64, 128, 512}};
+  for (const std::string& path : gemm_kernels()) {
+    UseKernel use(path);
+    for (const int threads : {1, 2}) {
+      ThreadCount count(threads);
+      for (const Dims& d : shapes)
+        for (int t = 0; t < 8; ++t) {
+          const bool trans_a = t & 1, trans_b = t & 2, mode_add = t & 4;  // mode_add: accumulate and addend
+          CAPTURE(path);
+          CAPTURE(threads);
+          CAPTURE(d.M);
+          CAPTURE(d.N);
+          CAPTURE(d.K);
+          CAPTURE(t);
+          const std::vector<real> a = random_values(d.M * d.K, 1), b = random_values(d.K * d.N, 2),
+                                  bias = random_values(d.N, 3), addend = random_values(d.M * d.N, 4);
+          const Tensor B = from_vector(b, trans_b ? Shape{d.N, d.K} : Shape{d.K, d.N});
+          const PackedRight packed(B, trans_b);
+          CHECK(packed.K() == d.K);
+          CHECK(packed.N() == d.N);
+          std::vector<real> plain(d.M * d.N, real(0.5)), with_pack(d.M * d.N, real(0.5));
+          gemm(d.M, d.N, d.K, a.data(), trans_a, b.data(), trans_b, plain.data(), bias.data(), mode_add,
+               mode_add && (t & 1) ? addend.data() : nullptr);
+          gemm(d.M, a.data(), trans_a, packed, with_pack.data(), bias.data(), mode_add,
+               mode_add && (t & 1) ? addend.data() : nullptr);
+          CHECK(std::memcmp(plain.data(), with_pack.data(), plain.size() * sizeof(real)) == 0);
+        }
+    }
+  }
+  // Packed on one path and used on another (the kernel switched since): the product is still
+  // right, through that path's own packing.
+  const std::vector<std::string> paths = gemm_kernels();
+  const std::vector<real> a = random_values(64 * 128, 5), b = random_values(128 * 512, 6);
+  const Tensor B = from_vector(b, {512, 128});
+  std::unique_ptr<PackedRight> packed;
+  {
+    UseKernel first(paths.back());
+    packed = std::make_unique<PackedRight>(B, /*trans_b=*/true);
+  }
+  for (const std::string& path : paths) {
+    UseKernel use(path);
+    CAPTURE(path);
+    std::vector<real> plain(64 * 512), with_pack(64 * 512);
+    gemm(64, 512, 128, a.data(), false, b.data(), true, plain.data());
+    gemm(64, a.data(), false, *packed, with_pack.data());
+    CHECK(std::memcmp(plain.data(), with_pack.data(), plain.size() * sizeof(real)) == 0);
+  }
+  // The pack is what the product reads (beyond the tiny products): B changed after packing does
+  // not change it.
+  {
+    Tensor changing = B.clone();
+    const PackedRight before(changing, /*trans_b=*/true);
+    changing.fill_(0);
+    std::vector<real> plain(64 * 512), with_pack(64 * 512);
+    gemm(64, 512, 128, a.data(), false, b.data(), true, plain.data());
+    gemm(64, a.data(), false, before, with_pack.data());
+    CHECK(std::memcmp(plain.data(), with_pack.data(), plain.size() * sizeof(real)) == 0);
+  }
+  CHECK_THROWS_WITH_AS(PackedRight(Tensor::empty({2, 3, 4}), false), "PackedRight: expected a matrix, got shape [2, 3, 4]",
                        std::invalid_argument);
 }

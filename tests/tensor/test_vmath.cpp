@@ -101,7 +101,7 @@ TEST_CASE("vmath: the AVX2 and AVX-512 paths give the same bits, ragged tails in
   for (void (*f)(const real*, real*, int64_t) : {vmath::exp, vmath::sigmoid, vmath::tanh}) {
     std::vector<std::vector<real>> ys;
     for (const std::string& path : fused) {
-      seqgrad::testing::KernelPath use(path);
+      seqgrad::testing::UseKernel use(path);
       ys.emplace_back(xs.size());
       f(xs.data(), ys.back().data(), static_cast<int64_t>(xs.size()));
     }
