@@ -276,21 +276,30 @@ def save_checkpoint(model, path, metadata):
 # Greedy decoding and the comparison with seqgrad
 
 
-def greedy(model, src_ids, max_len):
-    """The most likely token at every step, as seqgrad's greedy_decode: the output ids (without
-    <bos> and <eos>) and log P(output [+ <eos>] | source), summed from float32 log-softmaxes."""
-    out, log_prob = [], 0.0
+def greedy(model, sources, max_len):
+    """The most likely token at every step, as seqgrad's greedy_decode, for a batch of sources
+    (lists of ids): each one's output ids (up to its <eos>) and log P(output [+ <eos>] | source),
+    summed from float32 log-softmaxes. The whole prefix is run again at every step (no cache), and
+    a finished sentence runs along with the others, its later tokens not counted."""
+    B = len(sources)
+    src = torch.full((B, max(len(s) for s in sources)), PAD)
+    for b, s in enumerate(sources):
+        src[b, : len(s)] = torch.tensor(s)
+    lengths = torch.tensor([len(s) for s in sources])
+    out = torch.full((B, 1), BOS)                                   # (B, t): <bos> and the tokens so far
+    log_prob = torch.zeros(B, dtype=torch.float64)
+    done = torch.zeros(B, dtype=torch.bool)
     with torch.no_grad():
-        src, lengths = torch.tensor([src_ids]), torch.tensor([len(src_ids)])
-        for _ in range(max_len):  # the whole prefix again at every step: no key/value cache
-            logits = model(src, lengths, torch.tensor([[BOS] + out]))[0, -1]  # (V)
-            log_probs = torch.log_softmax(logits, dim=-1)
-            token = int(torch.argmax(log_probs))
-            log_prob += float(log_probs[token])
-            if token == EOS:
+        for _ in range(max_len):
+            log_probs = torch.log_softmax(model(src, lengths, out)[:, -1], dim=-1)  # (B, V)
+            token = torch.argmax(log_probs, dim=-1)                                  # (B)
+            chosen = log_probs.gather(1, token[:, None])[:, 0].double()
+            log_prob += torch.where(done, torch.zeros_like(chosen), chosen)
+            out = torch.cat([out, token[:, None]], dim=1)
+            done |= token == EOS
+            if done.all():
                 break
-            out.append(token)
-    return out, log_prob
+    return [row[1:].tolist() for row in out], log_prob.tolist()
 
 
 def read_tsv(path):
@@ -339,11 +348,10 @@ def main():
           f"({sum(p.numel() for p in model.parameters())} parameters; sides {src.kind} -> {tgt.kind}, "
           f"positional {config['positional']})")
     theirs = seqgrad_translate(args.seqgrad, args.model, sentences)
+    outputs, log_probs = greedy(model, [src.encode(s, config["max_len"]) or [UNK] for s in sentences], config["max_len"])
     worst, same = 0.0, 0
     for k, (sentence, (their_score, their_text)) in enumerate(zip(sentences, theirs)):
-        ids = src.encode(sentence, config["max_len"]) or [UNK]
-        out, log_prob = greedy(model, ids, config["max_len"])
-        text = tgt.decode(out)
+        text, log_prob = tgt.decode(outputs[k]), log_probs[k]
         diff = abs(log_prob - their_score)
         worst = max(worst, diff)
         same += text == their_text
