@@ -96,7 +96,8 @@ def train(rank, world, args):
     train_set = encode_pairs(read_tsv(args.train), src, tgt, config["max_len"])
     valid_set = encode_pairs(read_tsv(args.valid), src, tgt, config["max_len"]) if args.valid else None
     say(f"loaded {args.model}: {sum(p.numel() for p in model.parameters())} parameters; {len(train_set)} training "
-        f"pairs; {world} process{'es (gloo)' if world > 1 else ''}, {args.batch // world} pairs each per step")
+        f"pairs; " + (f"{world} processes (gloo), {args.batch // world} pairs each per step" if world > 1 else
+                      f"1 process, {args.batch} pairs per step"))
     if valid_set:
         say(f"before: valid_loss={validation_loss(model, valid_set):.4f}")
 
