@@ -22,13 +22,14 @@ for candidate in ${SEQGRAD_PYTHON-/usr/bin/python3 python3}; do
 done
 [ -n "$PY" ] || { echo "skipped: PyTorch not installed"; exit 0; }
 [ -x "$SEQ" ] || { echo "to_pytorch: $SEQ is not built (run make)" >&2; exit 2; }
+export PYTHONDONTWRITEBYTECODE=1  # train_pytorch.py imports to_pytorch.py: leave no docs/__pycache__ behind
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/to_pytorch.XXXXXX") || exit 2
 trap 'rm -rf "$W"' EXIT INT TERM
 started=$(date +%s)
 failures=0
 fail() { echo "to_pytorch: $*" >&2; failures=$((failures + 1)); }
-# The number after "KEY=" or "KEY " on the first (or, with last, the last) line holding it.
+# The number after "KEY=" or "KEY " on the first line holding it (with a third argument tail, the last).
 number() { grep -o "$1[= ][-0-9.e+naif]*" "$2" | ${3:-head} -1 | sed "s/^$1[= ]//"; }
 # True when awk finds the expression of a and b true (a NaN or a missing number makes it false).
 holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !(a == a + 0 && b == b + 0 && ($3)) }"; }
