@@ -138,8 +138,9 @@ class Side:
         return list(text) if self.kind == "char" else [w for w in WHITE_SPACE.split(text) if w]
 
     def encode(self, text, max_len):
-        """The first max_len tokens' ids (a token the vocabulary lacks is <unk>), as seqgrad reads
-        a sentence: a source with no tokens at all is read as one <unk>, a target is cut too."""
+        """The ids of the first max_len tokens, a token the vocabulary lacks as <unk>: a source as
+        seqgrad reads it (one with no tokens at all the callers read as one <unk>), and a training
+        target as seqgrad train cuts it."""
         return [self.ids.get(t, UNK) for t in self.tokens(text)[:max_len]]
 
     def decode(self, ids):
