@@ -209,6 +209,7 @@ test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
 	@sh tests/examples/coursework.sh $(BUILD)
+	@sh tests/examples/to_pytorch.sh $(BUILD)
 
 # Every test once more under each other gemm kernel this CPU runs (SEQGRAD_KERNEL=generic,
 # avx2; tests/cpu_kernels.sh lists them): `make test` runs the widest, and the kernel tests

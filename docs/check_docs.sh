@@ -18,7 +18,9 @@
 # Chinese chapter quotes the very blocks of its English original.
 # Included text has its common indentation removed and any marker lines inside it dropped.
 # Included files must be compiled by the build (tensor/ autograd/ nn/ data/ viz/ examples/
-# bench/ tests/). Every ```cpp block must carry an include: C++ typed by hand could drift.
+# bench/ tests/), or be one of the Python scripts a test runs (docs/*.py, run by
+# tests/examples/to_pytorch.sh; their markers are `# [docs:NAME]` and `# [docs:end]`).
+# Every ```cpp block must carry an include: C++ typed by hand could drift.
 # Links between chapters ([text](file.md#anchor)) must point to a file and heading that exist;
 # a link is resolved from the folder of the file it is in (docs/zh/ links to ../06-seq2seq.md).
 # Anchors are made from headings as GitHub makes them: ASCII lowercased, spaces become '-',
@@ -104,7 +106,7 @@ extract_lines() {  # file first last
 
 compiled_path() {
   case "$1" in
-    tensor/*|autograd/*|nn/*|data/*|viz/*|examples/*|bench/*|tests/*) return 0 ;;
+    tensor/*|autograd/*|nn/*|data/*|viz/*|examples/*|bench/*|tests/*|docs/*.py) return 0 ;;
     *) return 1 ;;
   esac
 }
