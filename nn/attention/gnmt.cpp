@@ -65,6 +65,13 @@ GNMTDecoder::GNMTDecoder(const GNMTOptions& o) : options_(o) {
 // [docs:gnmt_decoder]
 GNMTOutput GNMTDecoder::forward(const Tensor& tokens, const Variable& memory, const Tensor& mask,
                                 std::vector<RNNState>& states) {
+  GNMTOutput r = this->states(tokens, memory, mask, states);
+  r.logits = out->forward(r.features);  // W_out [x_L; c_t] (B, T, V)
+  return r;
+}
+
+GNMTOutput GNMTDecoder::states(const Tensor& tokens, const Variable& memory, const Tensor& mask,
+                               std::vector<RNNState>& states) {
   check(tokens.dim() == 2 && memory.dim() == 3 && tokens.size(0) == memory.size(0),
         "GNMTDecoder: expected target ids (B, T) and a memory (B, S, H) with the same B, got ", tokens.shape(), " and ",
         memory.shape());
@@ -84,7 +91,7 @@ GNMTOutput GNMTDecoder::forward(const Tensor& tokens, const Variable& memory, co
     const bool residual = options_.residual && static_cast<int64_t>(l) >= kFirstResidualLayer;
     x = residual ? r.output + x : r.output;  // (B, T, H)
   }
-  return {out->forward(concat({dropout(x, p, training), c}, 2)), attention.weights};  // W_out [x_L; c_t] (B, T, V)
+  return {Variable(), attention.weights, concat({dropout(x, p, training), c}, 2)};  // [x_L; c_t] (B, T, 2H)
 }
 // [docs:end]
 
@@ -114,12 +121,23 @@ Tensor source_mask(const std::vector<int64_t>& lengths, int64_t B, int64_t S) {
 }  // namespace
 
 GNMTOutput GNMT::forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
+  GNMTOutput r = decoder_states(src, src_lengths, tgt_in);
+  r.logits = decoder->out->forward(r.features);  // (B, T, V)
+  return r;
+}
+
+Variable GNMT::training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                             const std::vector<int64_t>&, const Tensor& tgt_out, const CrossEntropyOptions& options) {
+  return projected_cross_entropy(decoder_states(src, src_lengths, tgt_in).features, *decoder->out, tgt_out, options);
+}
+
+GNMTOutput GNMT::decoder_states(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in) {
   decoder->check_child("score", decoder->score.get());  // a score swapped in must be registered (replace_module)
   check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "GNMT: expected target ids of shape (", src.size(0),
         ", T), got ", tgt_in.shape());
   const Variable memory = encoder->forward(src, src_lengths);  // (B, S, H)
   std::vector<RNNState> states;  // every decoder layer starts from zeros: the source arrives by attention
-  return decoder->forward(tgt_in, memory, source_mask(src_lengths, src.size(0), src.size(1)), states);
+  return decoder->states(tgt_in, memory, source_mask(src_lengths, src.size(0), src.size(1)), states);
 }
 
 // ================================================================================================

@@ -72,8 +72,9 @@ class GNMTEncoder : public Module {
 };
 
 struct GNMTOutput {
-  Variable logits;   // (B, T, V)
-  Variable weights;  // (B, T, S): the alignment at every decoder step
+  Variable logits;    // (B, T, V); undefined from GNMTDecoder::states
+  Variable weights;   // (B, T, S): the alignment at every decoder step
+  Variable features;  // (B, T, 2H): what the output layer reads, [x_L; c_t]
 };
 
 class GNMTDecoder : public Module {
@@ -85,6 +86,8 @@ class GNMTDecoder : public Module {
   // the states after the last step, so one call runs a whole target (teacher forcing) or one
   // step (decoding), with the same numbers.
   GNMTOutput forward(const Tensor& tokens, const Variable& memory, const Tensor& mask, std::vector<RNNState>& states);
+  // The same up to the output layer: features and weights, no logits.
+  GNMTOutput states(const Tensor& tokens, const Variable& memory, const Tensor& mask, std::vector<RNNState>& states);
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<ModuleList<LSTM>> layers;
@@ -103,6 +106,12 @@ class GNMT : public Module, public EncoderDecoder {
 
   // Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V) and the alignments (B, T, S).
   GNMTOutput forward(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // The same up to the output layer (GNMTDecoder::states).
+  GNMTOutput decoder_states(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in);
+  // The cross-entropy of the positions whose target counts (projected_cross_entropy).
+  Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
+                         const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,
+                         const CrossEntropyOptions& options) override;
   // The decoding interface (nn/decoding/encoder_decoder.h): the state is the memory and every decoder
   // layer's (h, c); the attention recorded is the one alignment of each step (one layer, one head).
   Variable logits(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
