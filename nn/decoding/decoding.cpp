@@ -85,6 +85,7 @@ namespace {
 DecodeResult decode_token_by_token(EncoderDecoder& model, const Tensor& src, const std::vector<int64_t>& src_lengths,
                                    const DecodeOptions& o, const std::function<Tensor(const Tensor&)>& choose) {
   InferenceGuard guard(model.module());
+  const ReusePackedWeights reuse(model.module().parameters());  // every step multiplies by them (autograd/ops.h)
   const int64_t B = src.size(0);
   std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   DecodeResult r;
@@ -369,6 +370,7 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
                          const DecodeOptions& o) {
   check_decode(src, src_lengths, o, "beam_search");
   InferenceGuard guard(model.module());
+  const ReusePackedWeights reuse(model.module().parameters());  // every step multiplies by them (autograd/ops.h)
   const int64_t B = src.size(0), K = o.beam_size;
   std::unique_ptr<DecoderState> state = model.start(src, src_lengths, {o.need_weights, o.use_cache});
   auto attention = [&](int64_t row, int64_t steps, int64_t b) {
