@@ -142,7 +142,7 @@ PackedRight::PackedRight(const Tensor& b, bool trans_b) : source_(b), trans_b_(t
   path_ = k.path;
   K_ = trans_b ? b.size(1) : b.size(0);
   N_ = trans_b ? b.size(0) : b.size(1);
-  packed_.resize(static_cast<size_t>(k.packed_b_size(K_, N_)));
+  packed_ = Tensor::empty({k.packed_b_size(K_, N_)});  // 64-byte aligned, as gemm's own buffers
   k.pack_b(K_, N_, b.data(), trans_b, packed_.data());
 }
 

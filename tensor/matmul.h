@@ -51,7 +51,7 @@ class PackedRight {
   bool trans_b_;
   int64_t K_ = 0, N_ = 0;
   KernelPath path_;  // the kernel whose layout packed_ has
-  std::vector<real> packed_;
+  Tensor packed_;    // op(b) in that layout
 };
 // C (+)= op(A) op(B) (+ bias), as gemm above, with op(B) packed beforehand: A (M, K).
 void gemm(int64_t M, const real* A, bool trans_a, const PackedRight& b, real* C, const real* bias = nullptr,
