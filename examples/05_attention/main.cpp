@@ -12,13 +12,11 @@
 //                               [--quick] [--out DIR]
 //   models: none, dot, general, concat, additive, scaled-dot, cosine, mlp, location, bahdanau, local,
 //           local-m, hard
-#include <atomic>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "data/batch.h"
 #include "data/metrics.h"
@@ -174,20 +172,13 @@ int main(int argc, char** argv) {
       for (const std::string& name : c.models) experiments.push_back(make_experiment(name, seed, c, vocab.size()));
     std::vector<data::BucketResults> runs(c.seeds.size());  // one per seed
     std::mutex print, store;
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i; (i = next++) < experiments.size();) {
-        train(experiments[i], c, train_data, print);
-        std::map<int64_t, double> accuracy = examples::exact_match_by_length(
-            *experiments[i].model, test_data, c.min_len, nn::DecodeOptions().with_max_len(c.max_len + 2));
-        std::lock_guard<std::mutex> lock(store);
-        runs[i / c.models.size()][experiments[i].name] = accuracy;
-      }
-    };
-    std::vector<std::thread> workers;
-    const unsigned cores = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
-    for (unsigned w = 0; w < cores; ++w) workers.emplace_back(worker);
-    for (std::thread& w : workers) w.join();
+    examples::two_at_a_time(experiments.size(), [&](size_t i) {
+      train(experiments[i], c, train_data, print);
+      std::map<int64_t, double> accuracy = examples::exact_match_by_length(
+          *experiments[i].model, test_data, c.min_len, nn::DecodeOptions().with_max_len(c.max_len + 2));
+      std::lock_guard<std::mutex> lock(store);
+      runs[i / c.models.size()][experiments[i].name] = accuracy;
+    });
 
     // ---------------------------------------------------------------------------------------------
     // Report: the table (over several seeds: mean and range), the plot of the means

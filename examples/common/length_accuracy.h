@@ -5,8 +5,8 @@
 // Any model decodes through nn/decoding/decoding.h (greedy, or beam search with options.beam_size > 1),
 // 100 test sources at a time. `prepare` may change a source before it is read (example 04
 // reverses it); the bucket is the original length. Over several seeds the examples print
-// data::bucket_table_over_runs under a title ending in over_seeds(...). Header-only: examples
-// are one file each.
+// data::bucket_table_over_runs under a title ending in over_seeds(...) (examples/common/seeds.h).
+// Header-only: examples are one file each.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 
 #include "data/batch.h"
 #include "data/metrics.h"
+#include "examples/common/seeds.h"
 #include "nn/decoding/decoding.h"
 
 namespace seqgrad::examples {
@@ -42,15 +43,6 @@ inline std::map<int64_t, double> exact_match_by_length(nn::EncoderDecoder& model
       buckets.add(static_cast<int64_t>(test.src[start + k].size()), out.tokens[k] == test.tgt[start + k]);
   }
   return buckets.accuracy();
-}
-
-// The end of a table's title when it summarises several seeds: ": mean (min-max) over n = 3
-// seeds (1, 2, 3)"; nothing for one seed, whose table shows that run's own figures.
-inline std::string over_seeds(const std::vector<int64_t>& seeds) {
-  if (seeds.size() < 2) return "";
-  std::string list;
-  for (int64_t s : seeds) list += (list.empty() ? "" : ", ") + std::to_string(s);
-  return ": mean (min-max) over n = " + std::to_string(seeds.size()) + " seeds (" + list + ")";
 }
 
 }  // namespace seqgrad::examples
