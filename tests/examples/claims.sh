@@ -1,0 +1,38 @@
+# tests/examples/claims.sh - what the scripts in tests/examples/quick/ share. Each runs an
+# example's --quick command and checks that its output shows what the book claims, with a
+# margin that the claim's failure would break. Sourced from the repository root, NAME set:
+#
+#   NAME=quick/13_gnmt; . tests/examples/claims.sh
+#   run quick "$BUILD/examples/13_gnmt" --quick   the command's output to $W/quick.out; stop if it fails
+#   present "$a" "$b"                             stop, showing the outputs, if a figure is missing
+#   at_least "what is claimed" "$a" "$b" 0.4      the claim a >= b + 0.4, or a failure naming it
+#   finish "a summary of the figures"             the summary if every claim held; the exit status
+#
+# $W is a folder of its own, removed on exit. Every failure is one line on stderr that starts
+# with NAME.
+W=$(mktemp -d "${TMPDIR:-/tmp}/claims.XXXXXX") || exit 2
+trap 'rm -rf "$W"' EXIT INT TERM
+failures=0
+fail() { echo "$NAME: $*" >&2; failures=$((failures + 1)); }
+
+run() {  # OUT CMD...: run CMD with its output in $W/OUT.out; a command that fails ends the script
+  out=$W/$1.out
+  shift
+  "$@" >"$out" 2>&1 || { tail -3 "$out" >&2; echo "$NAME: '$*' failed" >&2; exit 1; }
+}
+
+at_least() {  # WHAT A B MARGIN: A >= B + MARGIN
+  awk -v a="$2" -v b="$3" -v m="$4" 'BEGIN { exit !(a >= b + m) }' || fail "$1: $2 is not at least $3 + $4"
+}
+
+# Each figure a script read, non-empty: a missing one means the output's table changed.
+present() {  # FIGURE...
+  for v in "$@"; do
+    [ -n "$v" ] || { cat "$W"/*.out >&2; echo "$NAME: a figure it checks is missing from the output above" >&2; exit 1; }
+  done
+}
+
+finish() {  # SUMMARY
+  [ "$failures" -eq 0 ] && echo "$NAME: $*"
+  [ "$failures" -eq 0 ]
+}
