@@ -8,17 +8,22 @@
 //                  (gamma); then a write (erase, add) and a read.
 //   2. memn2n      end-to-end memory networks with 1, 2 and 3 hops on "where is the apple?"
 //                  stories (two supporting facts): accuracy, and which sentence each hop read.
+//                  With --seeds 1,2,3 each trains once per seed (the initial weights; the
+//                  stories stay the same) and the table shows mean and range.
 //   3. ntm         an NTM with a feed-forward controller learns to copy 1-5 bit vectors and is
 //                  tested on up to 12; its write and read weightings, step by step.
-//   build/examples/09_memory [--part all|addressing|memn2n|ntm] [--linear-steps N] [--quick] [--out DIR]
+//   build/examples/09_memory [--part all|addressing|memn2n|ntm] [--linear-steps N] [--seeds S,S,...] [--quick] [--out DIR]
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "data/memory_tasks.h"
 #include "examples/common/args.h"
+#include "examples/common/seeds.h"
 #include "nn/core/loss.h"
 #include "nn/memory/memory.h"
 #include "nn/optim/optim.h"
@@ -34,12 +39,16 @@ using namespace seqgrad;
 struct Config {
   std::string part = "all", out_dir = "build/out";
   int64_t memn2n_steps = 3000, linear_steps = 1000, ntm_steps = 1500;
+  std::vector<int64_t> seeds{42};  // MemN2N: one training run per number of hops and seed
 };
 
 Config parse(int argc, char** argv) {
-  const cli::Args a("09_memory", "09_memory [--part all|addressing|memn2n|ntm] [--linear-steps N] [--quick] [--out DIR]",
+  const cli::Args a("09_memory",
+                    "09_memory [--part all|addressing|memn2n|ntm] [--linear-steps N] [--seeds S,S,...] [--quick] [--out DIR]",
                     {{"part", "all", "which part to run: all, addressing, memn2n or ntm"},
                      {"linear-steps", "1000", "steps of MemN2N's linear start (softmaxes off)"},
+                     {"seeds", "42", "seeds of MemN2N's initial weights, comma-separated (the stories stay the same); "
+                                     "two or more: mean and range"},
                      {"quick", "false", "a fifth of every training run", true},
                      {"out", "build/out", "folder for the SVGs"}},
                     argc, argv);
@@ -48,6 +57,7 @@ Config parse(int argc, char** argv) {
   c.out_dir = a.text("out");
   if (a.on("quick")) c.memn2n_steps = 600, c.ntm_steps = 300;
   c.linear_steps = a.on("quick") && !a.given("linear-steps") ? 200 : a.integer("linear-steps", 0, 1000000);
+  c.seeds = a.integers("seeds", 0, 4294967295);
   return c;
 }
 
@@ -109,8 +119,29 @@ void addressing() {
 // ===============================================================================================
 // 2. End-to-end memory networks: 1, 2 and 3 hops
 
+// Trains a MemN2N: c.memn2n_steps steps of batch 32 in order through the training stories,
+// linear (no softmax) for the first c.linear_steps. Progress lines go to `log` under `label`.
+void train_memn2n(nn::MemN2N& model, const Config& c, const std::vector<data::Story>& train, const data::Vocab& vocab,
+                  const std::string& label, std::ostream& log) {
+  const int64_t batch = 32, N = model.options.memory_size;
+  nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
+  viz::ProgressBar bar(c.memn2n_steps, label, log, viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
+  for (int64_t step = 1; step <= c.memn2n_steps; ++step) {
+    model.linear_start = step <= c.linear_steps;  // no softmax at first (see nn/memory/memory.h)
+    std::vector<data::Story> stories;
+    for (int64_t i = 0; i < batch; ++i) stories.push_back(train[((step - 1) * batch + i) % train.size()]);
+    const data::EncodedStories b = data::encode_stories(stories, vocab, N);
+    Variable loss = nn::cross_entropy(model.forward(b.story, b.question).logits, b.answer);
+    opt.zero_grad();
+    loss.backward();
+    nn::clip_grad_norm(model.parameters(), 40);
+    opt.step();
+    bar.update(step, {{"loss", loss.item()}});
+  }
+}
+
 void memory_networks(const Config& c) {
-  const int64_t N = 8, batch = 32;
+  const int64_t N = 8;
   const auto task = data::StoryTask::WhereObject;
   const std::vector<data::Story> train = data::make_stories(task, data::StoryOptions().with_n(20000).with_sentences(2, N).with_seed(1));
   const std::vector<data::Story> test = data::make_stories(task, data::StoryOptions().with_n(1000).with_sentences(2, N).with_seed(2));
@@ -125,64 +156,60 @@ void memory_networks(const Config& c) {
   for (const std::string& s : story.sentences) std::cout << "  " << s << "\n";
   std::cout << "  " << story.question << "? " << story.answer << "\n\n";
 
-  struct Row { int64_t hops; double accuracy, hop1, hop2; };
-  std::vector<Row> rows;
-  for (int64_t hops = 1; hops <= 3; ++hops) {
-    manual_seed(42);
-    nn::MemN2N model(nn::MemN2NOptions(vocab.size(), N).with_hops(hops));
-    nn::Adam opt(model.parameters(), nn::AdamOptions(real(0.003)));
-    {
-      viz::ProgressBar bar(c.memn2n_steps, cat("MemN2N, ", hops, " hop", hops > 1 ? "s" : ""), std::cout,
-                           viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
-      for (int64_t step = 1; step <= c.memn2n_steps; ++step) {
-        model.linear_start = step <= c.linear_steps;  // no softmax at first (see nn/memory/memory.h)
-        std::vector<data::Story> stories;
-        for (int64_t i = 0; i < batch; ++i) stories.push_back(train[((step - 1) * batch + i) % train.size()]);
-        const data::EncodedStories b = data::encode_stories(stories, vocab, N);
-        Variable loss = nn::cross_entropy(model.forward(b.story, b.question).logits, b.answer);
-        opt.zero_grad();
-        loss.backward();
-        nn::clip_grad_norm(model.parameters(), 40);
-        opt.step();
-        bar.update(step, {{"loss", loss.item()}});
-      }
+  // Every (seed, hops) pair is one model, built one after another (each from its seed), then
+  // trained two at a time, each printing its progress when it is done.
+  struct Run { int64_t hops, seed; std::shared_ptr<nn::MemN2N> model; };
+  std::vector<Run> runs;
+  for (int64_t seed : c.seeds)
+    for (int64_t hops = 1; hops <= 3; ++hops) {
+      manual_seed(static_cast<uint64_t>(seed));
+      runs.push_back({hops, seed, std::make_shared<nn::MemN2N>(nn::MemN2NOptions(vocab.size(), N).with_hops(hops))});
     }
-    // Accuracy, and how often hop k looked hardest at the k-th supporting sentence.
-    NoGradGuard no_grad;
-    const nn::MemN2NResult r = model.forward(test_data.story, test_data.question);
+  std::mutex print;
+  examples::two_at_a_time(runs.size(), [&](size_t i) {
+    std::ostringstream log;
+    const Run& run = runs[i];
+    train_memn2n(*run.model, c, train, vocab,
+                 cat("MemN2N, ", run.hops, " hop", run.hops > 1 ? "s" : "", c.seeds.size() > 1 ? cat(", seed ", run.seed) : ""), log);
+    std::lock_guard<std::mutex> lock(print);
+    std::cout << log.str() << std::flush;
+  });
+
+  // Accuracy, and how often a hop looked hardest at a supporting sentence: hop 1 at the first,
+  // hops 2 and 3 at the second.
+  examples::SeedTable table("hops", {{"accuracy", 3}, {"hop 1 on fact 1", 3}, {"hop 2 on fact 2", 3}, {"hop 3 on fact 2", 3}});
+  NoGradGuard no_grad;
+  for (const Run& run : runs) {
+    const nn::MemN2NResult r = run.model->forward(test_data.story, test_data.question);
     const Tensor predicted = argmax(r.logits.value(), -1);
-    Row result{hops, mean(eq(predicted, test_data.answer)).item(), 0, 0};
-    for (int64_t k = 0; k < std::min<int64_t>(hops, 2); ++k) {
+    std::vector<double> figures(4, examples::SeedTable::kNone);
+    figures[0] = mean(eq(predicted, test_data.answer)).item();
+    for (int64_t k = 0; k < run.hops; ++k) {
       const Tensor looked = argmax(r.weights[k].value(), -1);
       int64_t hits = 0;
-      for (int64_t b = 0; b < test_data.size(); ++b) hits += looked.data()[b] == static_cast<real>(test[b].supporting[k]);
-      (k == 0 ? result.hop1 : result.hop2) = static_cast<double>(hits) / static_cast<double>(test_data.size());
+      for (int64_t b = 0; b < test_data.size(); ++b)
+        hits += looked.data()[b] == static_cast<real>(test[b].supporting[std::min<int64_t>(k, 1)]);
+      figures[1 + k] = static_cast<double>(hits) / static_cast<double>(test_data.size());
     }
-    rows.push_back(result);
-    if (hops < 2) continue;
-    // Where each hop read, for the story shown above: (hops, sentences)
+    table.add(std::to_string(run.hops), figures);
+    if (run.hops < 2 || run.seed != c.seeds[0]) continue;
+    // Where each hop read, for the story shown above (the first seed's models): (hops, sentences)
     std::vector<std::string> hop_names;
-    for (int64_t k = 1; k <= hops; ++k) hop_names.push_back(cat("hop ", k));
+    for (int64_t k = 1; k <= run.hops; ++k) hop_names.push_back(cat("hop ", k));
     const int64_t S = static_cast<int64_t>(story.sentences.size());
-    Tensor weights = zeros({hops, S});
-    for (int64_t k = 0; k < hops; ++k)
+    Tensor weights = zeros({run.hops, S});
+    for (int64_t k = 0; k < run.hops; ++k)
       for (int64_t i = 0; i < S; ++i) weights.data()[k * S + i] = r.weights[k].value().at({shown, i});
     viz::Heatmap map(hop_names, story.sentences, weights);
-    map.set_title(cat(story.question, "? (", hops, " hops: ", vocab.token(static_cast<int64_t>(predicted.data()[shown])), ")"));
+    map.set_title(cat(story.question, "? (", run.hops, " hops: ", vocab.token(static_cast<int64_t>(predicted.data()[shown])), ")"));
     map.set_value_range(0, 1);
     std::filesystem::create_directories(c.out_dir);
-    map.save(cat(c.out_dir, "/memn2n_hops", hops, ".svg"));
-    std::cout << map.to_text() << "wrote " << c.out_dir << "/memn2n_hops" << hops << ".svg\n\n";
+    map.save(cat(c.out_dir, "/memn2n_hops", run.hops, ".svg"));
+    std::cout << "\n" << map.to_text() << "wrote " << c.out_dir << "/memn2n_hops" << run.hops << ".svg\n";
   }
-  std::cout << "where-object, " << c.memn2n_steps << " steps (linear start for " << c.linear_steps << ")\n"
-            << "hops  accuracy  hop 1 on fact 1  hop 2 on fact 2\n";
-  for (const Row& r : rows) {
-    std::cout << std::setw(4) << r.hops << std::setw(10) << std::fixed << std::setprecision(3) << r.accuracy
-              << std::setw(17) << r.hop1 << std::setw(17);
-    if (r.hops > 1) std::cout << r.hop2; else std::cout << "-";
-    std::cout << "\n";
-  }
-  std::cout << "(fact 1: \"X picked up the O\"; fact 2: X's last move)\n";
+  std::cout << "\nwhere-object, " << c.memn2n_steps << " steps (linear start for " << c.linear_steps << ")"
+            << examples::over_seeds(c.seeds) << "\n" << table.to_string()
+            << "(fact 1: \"X picked up the O\"; fact 2: X's last move)\n";
 }
 
 // ===============================================================================================
