@@ -9,7 +9,9 @@
 //   2. Attention pooling of a user's history against a candidate item, the idea of the Deep
 //      Interest Network, with chapter 7's "general" score c^T W b_s, against averaging the
 //      history. (DIN's own activation unit, an MLP on [b_s; c; b_s * c], is coursework 09.)
-//   build/examples/12_recommenders [--quick] [--out DIR]
+// With --seeds 1,2,3 every model trains once per seed (the initial weights; the data stay the
+// same) and the tables show mean and range.
+//   build/examples/12_recommenders [--seeds S,S,...] [--quick] [--out DIR]
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -18,6 +20,7 @@
 #include "data/metrics.h"
 #include "data/recommend.h"
 #include "examples/common/args.h"
+#include "examples/common/seeds.h"
 #include "nn/recommenders/afm.h"
 #include "nn/attention/attention.h"
 #include "nn/recommenders/din.h"
@@ -39,6 +42,7 @@ struct Config {
   data::ClickTaskOptions clicks;                          // DIN: 80 items in 20 categories
   int64_t item_dim = 8, din_train = 20000, din_test = 2000;
   std::string out_dir = "build/out";
+  std::vector<int64_t> seeds{42};  // one training run per model and seed (the initial weights)
 };
 
 // The five fields of part 1 and the pairs that carry signal (data::FieldTaskOptions' default).
@@ -95,36 +99,57 @@ void factorization_machines(const Config& c) {
   std::cout << "== 1. which feature pairs matter: 5 fields of 8 values, 4000 training examples\n"
             << "target = interactions of (user group, category), (category, price band), (hour, device) + noise\n"
             << "test target variance " << std::fixed << std::setprecision(3) << variance << "\n";
-  nn::AFMResult afm_result;
-  for (bool attention : {false, true}) {
-    manual_seed(3);
-    PairModel model(train_set.num_features, c.dim, c.attention, attention);
-    train(model.parameters(), c.afm_steps, real(0.01), [&](int64_t step) {
-      const int64_t start = (step * c.batch) % train_set.ids.size(0);
-      return nn::mse_loss(model.predict(slice(train_set.ids, 0, start, start + c.batch)).output,
-                          Variable(slice(train_set.target, 0, start, start + c.batch)));
-    });
-    NoGradGuard no_grad;
-    const nn::AFMResult r = model.predict(test.ids);
-    std::cout << std::setw(4) << model.name() << ": test mean squared error " << nn::mse_loss(r.output, Variable(test.target)).item()
-              << "\n";
-    if (attention) afm_result = r;
-  }
-  // Mean attention per pair over the test set, largest first; * marks the pairs with signal.
-  const Tensor a = mean(afm_result.weights.value(), 0);  // (P)
   const auto pairs = nn::field_pairs(5);
-  std::vector<int64_t> order(pairs.size());
-  for (size_t q = 0; q < pairs.size(); ++q) order[q] = static_cast<int64_t>(q);
-  std::sort(order.begin(), order.end(), [&a](int64_t x, int64_t y) { return a.data()[x] > a.data()[y]; });
-  std::cout << "AFM's mean attention weight per pair (uniform would be " << 1.0 / pairs.size() << "):\n";
+  auto signal = [&](size_t q) { return std::find(task.pairs.begin(), task.pairs.end(), pairs[q]) != task.pairs.end(); };
+  // Per model: the test error; for AFM also how many of its 3 largest mean weights are on the
+  // pairs with signal, and the share of its weight those pairs get (uniform: 0.3).
+  examples::SeedTable table("model", {{"test MSE", 3}, {"signal pairs in top 3", 1}, {"weight on signal pairs", 3}});
+  std::vector<Tensor> weights;  // AFM's mean attention per pair (P), one per seed
+  for (int64_t seed : c.seeds)
+    for (bool attention : {false, true}) {
+      manual_seed(static_cast<uint64_t>(seed));
+      PairModel model(train_set.num_features, c.dim, c.attention, attention);
+      train(model.parameters(), c.afm_steps, real(0.01), [&](int64_t step) {
+        const int64_t start = (step * c.batch) % train_set.ids.size(0);
+        return nn::mse_loss(model.predict(slice(train_set.ids, 0, start, start + c.batch)).output,
+                            Variable(slice(train_set.target, 0, start, start + c.batch)));
+      });
+      NoGradGuard no_grad;
+      const nn::AFMResult r = model.predict(test.ids);
+      std::vector<double> figures{nn::mse_loss(r.output, Variable(test.target)).item(), examples::SeedTable::kNone,
+                                  examples::SeedTable::kNone};
+      if (attention) {
+        const Tensor a = mean(r.weights.value(), 0);  // (P)
+        std::vector<size_t> order(pairs.size());
+        for (size_t q = 0; q < pairs.size(); ++q) order[q] = q;
+        std::sort(order.begin(), order.end(), [&a](size_t x, size_t y) { return a.data()[x] > a.data()[y]; });
+        figures[1] = figures[2] = 0;
+        for (size_t q = 0; q < pairs.size(); ++q) {
+          if (!signal(q)) continue;
+          figures[1] += std::find(order.begin(), order.begin() + 3, q) != order.begin() + 3;
+          figures[2] += a.data()[q];
+        }
+        weights.push_back(a);
+      }
+      table.add(model.name(), figures);
+    }
+  std::cout << "\nFM against AFM" << examples::over_seeds(c.seeds) << "\n" << table.to_string();
+
+  // Mean attention per pair over the test set, largest first (by the mean over the seeds); *
+  // marks the pairs with signal.
+  const Tensor a = mean(stack(weights, 0), 0);  // (P)
+  std::vector<size_t> order(pairs.size());
+  for (size_t q = 0; q < pairs.size(); ++q) order[q] = q;
+  std::sort(order.begin(), order.end(), [&a](size_t x, size_t y) { return a.data()[x] > a.data()[y]; });
+  examples::SeedTable per_pair("  pair", {{"mean weight", 3}});
   Tensor grid = zeros({5, 5});
-  for (int64_t q : order) {
+  for (size_t q : order) {
     const auto [i, j] = pairs[q];
-    const bool signal = std::find(task.pairs.begin(), task.pairs.end(), pairs[q]) != task.pairs.end();
-    std::cout << "  " << (signal ? "* " : "  ") << std::left << std::setw(24) << kFields[i] + " x " + kFields[j]
-              << std::right << a.data()[q] << "\n";
+    for (const Tensor& w : weights) per_pair.add((signal(q) ? "* " : "  ") + kFields[i] + " x " + kFields[j], {w.data()[q]});
     grid.at({i, j}) = grid.at({j, i}) = a.data()[q];
   }
+  std::cout << "\nAFM's mean attention weight per pair over the test set (uniform would be " << 1.0 / static_cast<double>(pairs.size())
+            << ")" << examples::over_seeds(c.seeds) << "\n" << per_pair.to_string();
   viz::Heatmap(kFields, kFields, grid).set_title("AFM: mean attention weight of each pair of fields").set_show_values(true)
       .save(c.out_dir + "/afm_pairs.svg");
   std::cout << "wrote " << c.out_dir << "/afm_pairs.svg\n";
@@ -191,61 +216,67 @@ void interest_pooling(const Config& c) {
   std::cout << "\n== 2. which past clicks matter: " << train_set.num_items << " items in " << c.clicks.categories
             << " categories, each user likes 1-" << c.clicks.max_liked << " of them, histories of " << c.clicks.min_clicks
             << "-" << c.clicks.max_clicks << " clicks, " << c.din_train << " training users\n";
-  for (Pooling pooling : {Pooling::Mean, Pooling::Attention, Pooling::Activation}) {
-    manual_seed(4);
-    InterestModel model(c, pooling);
-    train(model.parameters(), c.din_steps, real(0.003), [&](int64_t step) {
-      const int64_t start = (step * c.batch) % c.din_train;
+  examples::SeedTable table("pooling", {{"test accuracy", 3}, {"AUC", 3}});
+  for (int64_t seed : c.seeds)
+    for (Pooling pooling : {Pooling::Mean, Pooling::Attention, Pooling::Activation}) {
+      manual_seed(static_cast<uint64_t>(seed));
+      InterestModel model(c, pooling);
+      train(model.parameters(), c.din_steps, real(0.003), [&](int64_t step) {
+        const int64_t start = (step * c.batch) % c.din_train;
+        Variable logits;
+        model.forward(train_set, start, c.batch, &logits);
+        return nn::cross_entropy(logits, slice(train_set.label, 0, start, start + c.batch));
+      });
+      NoGradGuard no_grad;
       Variable logits;
-      model.forward(train_set, start, c.batch, &logits);
-      return nn::cross_entropy(logits, slice(train_set.label, 0, start, start + c.batch));
-    });
-    NoGradGuard no_grad;
-    Variable logits;
-    model.forward(test, 0, c.din_test, &logits);
-    const double accuracy = mean(eq(argmax(logits.value(), -1), test.label)).item();
-    std::vector<double> scores;  // the click logit's lead: how the model ranks the test pairs
-    std::vector<int> labels;
-    for (int64_t k = 0; k < c.din_test; ++k) {
-      scores.push_back(logits.value().at({k, 1}) - logits.value().at({k, 0}));
-      labels.push_back(static_cast<int>(test.label.data()[k]));
-    }
-    std::cout << std::setw(17) << model.name() << ": test accuracy " << std::setprecision(3) << accuracy << ", AUC "
-              << data::auc(scores, labels) << "\n";
-    if (pooling != Pooling::Attention) continue;
+      model.forward(test, 0, c.din_test, &logits);
+      const double accuracy = mean(eq(argmax(logits.value(), -1), test.label)).item();
+      std::vector<double> scores;  // the click logit's lead: how the model ranks the test pairs
+      std::vector<int> labels;
+      for (int64_t k = 0; k < c.din_test; ++k) {
+        scores.push_back(logits.value().at({k, 1}) - logits.value().at({k, 0}));
+        labels.push_back(static_cast<int>(test.label.data()[k]));
+      }
+      table.add(model.name(), {accuracy, data::auc(scores, labels)});
+      if (pooling != Pooling::Attention || seed != c.seeds[0]) continue;
 
-    // One user's history against two candidates: one from a liked category, one from a category
-    // with no click in the history.
-    int64_t user = 0;
-    while (user + 1 < c.din_test && (test.label.data()[user] != 1 || test.lengths[user] < 10)) ++user;
-    std::vector<bool> clicked(c.clicks.categories, false);
-    for (int64_t s = 0; s < test.lengths[user]; ++s) clicked[static_cast<int64_t>(test.history.at({user, s})) / per_category] = true;
-    Clicks pair = test;
-    pair.history = concat({slice(test.history, 0, user, user + 1), slice(test.history, 0, user, user + 1)}, 0);
-    pair.lengths = {test.lengths[user], test.lengths[user]};
-    const int64_t liked = static_cast<int64_t>(test.candidate.data()[user]) / per_category;
-    const int64_t other = std::find(clicked.begin(), clicked.end(), false) - clicked.begin();
-    pair.candidate = from_vector({test.candidate.data()[user], static_cast<real>(other * per_category)}, {2});
-    const nn::AttentionResult r = model.forward(pair, 0, 2, &logits);
-    std::vector<std::string> cols;
-    for (int64_t s = 0; s < test.lengths[user]; ++s)
-      cols.push_back(cat("c", static_cast<int64_t>(test.history.at({user, s})) / per_category));
-    const std::vector<std::string> rows{cat("candidate c", liked), cat("candidate c", other)};
-    const viz::Heatmap map(rows, cols, slice(r.weights.value(), 1, 0, test.lengths[user]));
-    std::cout << "user " << user << "'s history (category of each click) and the attention weights against a liked and"
-              << " another candidate:\n" << map.to_text();
-    map.save(c.out_dir + "/din_weights.svg");
-    std::cout << "wrote " << c.out_dir << "/din_weights.svg\n";
-  }
+      // One user's history against two candidates: one from a liked category, one from a category
+      // with no click in the history.
+      int64_t user = 0;
+      while (user + 1 < c.din_test && (test.label.data()[user] != 1 || test.lengths[user] < 10)) ++user;
+      std::vector<bool> clicked(c.clicks.categories, false);
+      for (int64_t s = 0; s < test.lengths[user]; ++s) clicked[static_cast<int64_t>(test.history.at({user, s})) / per_category] = true;
+      Clicks pair = test;
+      pair.history = concat({slice(test.history, 0, user, user + 1), slice(test.history, 0, user, user + 1)}, 0);
+      pair.lengths = {test.lengths[user], test.lengths[user]};
+      const int64_t liked = static_cast<int64_t>(test.candidate.data()[user]) / per_category;
+      const int64_t other = std::find(clicked.begin(), clicked.end(), false) - clicked.begin();
+      pair.candidate = from_vector({test.candidate.data()[user], static_cast<real>(other * per_category)}, {2});
+      const nn::AttentionResult r = model.forward(pair, 0, 2, &logits);
+      std::vector<std::string> cols;
+      for (int64_t s = 0; s < test.lengths[user]; ++s)
+        cols.push_back(cat("c", static_cast<int64_t>(test.history.at({user, s})) / per_category));
+      const std::vector<std::string> rows{cat("candidate c", liked), cat("candidate c", other)};
+      const viz::Heatmap map(rows, cols, slice(r.weights.value(), 1, 0, test.lengths[user]));
+      std::cout << "user " << user << "'s history (category of each click) and the attention weights against a liked and"
+                << " another candidate:\n" << map.to_text();
+      map.save(c.out_dir + "/din_weights.svg");
+      std::cout << "wrote " << c.out_dir << "/din_weights.svg\n";
+    }
+  std::cout << "\nthe history pooled three ways" << examples::over_seeds(c.seeds) << "\n" << table.to_string();
 }
 
 int main(int argc, char** argv) {
   try {
-    const cli::Args a("12_recommenders", "12_recommenders [--quick] [--out DIR]",
-                      {{"quick", "false", "600 AFM steps, 400 DIN steps", true}, {"out", "build/out", "folder for the SVGs"}},
+    const cli::Args a("12_recommenders", "12_recommenders [--seeds S,S,...] [--quick] [--out DIR]",
+                      {{"seeds", "42", "seeds of the initial weights, comma-separated (the data stay the same); two or more: "
+                                       "mean and range"},
+                       {"quick", "false", "2000 AFM steps, 1500 DIN steps", true},
+                       {"out", "build/out", "folder for the SVGs"}},
                       argc, argv);
     Config c;
-    if (a.on("quick")) c.afm_steps = 600, c.din_steps = 400;
+    if (a.on("quick")) c.afm_steps = 2000, c.din_steps = 1500;
+    c.seeds = a.integers("seeds", 0, 4294967295);
     c.out_dir = a.text("out");
     std::filesystem::create_directories(c.out_dir);
     factorization_machines(c);
