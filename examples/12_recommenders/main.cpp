@@ -91,6 +91,14 @@ struct PairModel : nn::Module {
   std::shared_ptr<nn::Linear> projection;
 };
 
+// The indices of a's entries, largest first.
+std::vector<size_t> largest_first(const Tensor& a) {
+  std::vector<size_t> order(static_cast<size_t>(a.numel()));
+  for (size_t q = 0; q < order.size(); ++q) order[q] = q;
+  std::sort(order.begin(), order.end(), [&a](size_t x, size_t y) { return a.data()[x] > a.data()[y]; });
+  return order;
+}
+
 void factorization_machines(const Config& c) {
   const auto task = data::FieldTaskOptions();
   const data::FieldData train_set = data::make_field_interactions(data::FieldTaskOptions(task).with_n(4000).with_seed(1));
@@ -120,9 +128,7 @@ void factorization_machines(const Config& c) {
                                   examples::SeedTable::kNone};
       if (attention) {
         const Tensor a = mean(r.weights.value(), 0);  // (P)
-        std::vector<size_t> order(pairs.size());
-        for (size_t q = 0; q < pairs.size(); ++q) order[q] = q;
-        std::sort(order.begin(), order.end(), [&a](size_t x, size_t y) { return a.data()[x] > a.data()[y]; });
+        const std::vector<size_t> order = largest_first(a);
         figures[1] = figures[2] = 0;
         for (size_t q = 0; q < pairs.size(); ++q) {
           if (!signal(q)) continue;
@@ -138,12 +144,9 @@ void factorization_machines(const Config& c) {
   // Mean attention per pair over the test set, largest first (by the mean over the seeds); *
   // marks the pairs with signal.
   const Tensor a = mean(stack(weights, 0), 0);  // (P)
-  std::vector<size_t> order(pairs.size());
-  for (size_t q = 0; q < pairs.size(); ++q) order[q] = q;
-  std::sort(order.begin(), order.end(), [&a](size_t x, size_t y) { return a.data()[x] > a.data()[y]; });
   examples::SeedTable per_pair("  pair", {{"mean weight", 3}});
   Tensor grid = zeros({5, 5});
-  for (size_t q : order) {
+  for (size_t q : largest_first(a)) {
     const auto [i, j] = pairs[q];
     for (const Tensor& w : weights) per_pair.add((signal(q) ? "* " : "  ") + kFields[i] + " x " + kFields[j], {w.data()[q]});
     grid.at({i, j}) = grid.at({j, i}) = a.data()[q];
