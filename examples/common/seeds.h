@@ -1,12 +1,10 @@
 // examples/common/seeds.h - what an example that trains each model once per seed needs: a
 // title that says the table is over seeds, the models trained two at a time, and the table of
-// results, each cell the run's own figure or, over several seeds, data::mean_range's
-// "mean (min-max)".
+// results, each cell one run's figure or, over several seeds, data::mean_range's "mean (min-max)".
 //
 // One run is a model's luck (a seed sets its initial weights): a difference between two rows
 // smaller than their ranges is not a ranking. Examples 04-06 tabulate exact match per length
-// (data::bucket_table_over_runs); examples 09, 12 and 13 tabulate a few figures per model with
-// SeedTable. Read first: data/metrics.h.
+// (data::bucket_table_over_runs); 09, 12 and 13 a few figures per model. Read first: data/metrics.h.
 #pragma once
 
 #include <cstdint>
