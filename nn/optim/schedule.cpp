@@ -45,6 +45,21 @@ real CosineAnnealingLR::lr_at(int64_t step) const {
   return static_cast<real>(eta_min_ + (base_lr_ - eta_min_) * (1 + cosine) / 2);
 }
 
+WarmupCosineLR::WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t t_max, real eta_min)
+    : LRScheduler(optimizer), warmup_(warmup_steps), t_max_(t_max), eta_min_(eta_min) {
+  check(warmup_steps >= 0, "WarmupCosineLR: expected warm-up steps >= 0, got ", warmup_steps);
+  check(t_max > 0, "WarmupCosineLR: expected a positive t_max, got ", t_max);
+  apply();
+}
+
+real WarmupCosineLR::lr_at(int64_t step) const {
+  if (step < warmup_ && step < t_max_) return base_lr_ * static_cast<real>(step + 1) / static_cast<real>(warmup_);
+  if (step >= t_max_) return eta_min_;
+  // The cosine of CosineAnnealingLR::lr_at over the steps after the ramp (the same arithmetic).
+  const double cosine = std::cos(M_PI * static_cast<double>(step - warmup_) / static_cast<double>(t_max_ - warmup_));
+  return static_cast<real>(eta_min_ + (base_lr_ - eta_min_) * (1 + cosine) / 2);
+}
+
 LinearWarmupLR::LinearWarmupLR(Optimizer& optimizer, int64_t warmup_steps) : LRScheduler(optimizer), warmup_(warmup_steps) {
   check(warmup_steps > 0, "LinearWarmupLR: expected a positive number of warm-up steps, got ", warmup_steps);
   apply();

@@ -1,5 +1,5 @@
-// nn/optim/schedule.h - learning-rate schedules: step decay, cosine, linear warm-up, and the
-// Transformer paper's warm-up / inverse-square-root schedule.
+// nn/optim/schedule.h - learning-rate schedules: step decay, cosine (with or without a linear
+// warm-up), linear warm-up, and the Transformer paper's warm-up / inverse-square-root schedule.
 //
 // A scheduler wraps an optimizer. Its constructor sets the learning rate for step 0, and each
 // step() (call it after optimizer.step()) moves to the next step and sets lr_at(step). Steps
@@ -53,6 +53,23 @@ class CosineAnnealingLR : public LRScheduler {
 
  private:
   int64_t t_max_;
+  real eta_min_;
+};
+
+// A straight ramp, then the half cosine down to eta_min over the remaining steps:
+//   base_lr (step + 1) / warmup                                          step < warmup
+//   eta_min + (base_lr - eta_min) (1 + cos(pi (step - warmup) / (t_max - warmup))) / 2   up to t_max
+//   eta_min                                                              after t_max
+// With warmup = 0 it is CosineAnnealingLR. The ramp keeps Adam's first steps small: each of
+// them moves every weight by about the learning rate whatever its gradient, and at full rate
+// that can switch off a freshly initialised ReLU layer for good (docs/14-beyond-translation.md).
+class WarmupCosineLR : public LRScheduler {
+ public:
+  WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t t_max, real eta_min = 0);
+  real lr_at(int64_t step) const override;
+
+ private:
+  int64_t warmup_, t_max_;
   real eta_min_;
 };
 

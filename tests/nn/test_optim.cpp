@@ -142,6 +142,29 @@ TEST_CASE("learning-rate schedules at known steps") {
     CHECK(v[5] == 0);
   }
   {
+    // A ramp of 2 steps, then CosineAnnealingLR's half cosine over the other 4.
+    nn::WarmupCosineLR s(opt, 2, 6);
+    const std::vector<double> v = values(s, 8);
+    CHECK(v[0] == doctest::Approx(0.5));
+    CHECK(v[1] == doctest::Approx(1));
+    CHECK(v[2] == doctest::Approx(1));
+    CHECK(v[3] == doctest::Approx(0.8535533905932737));
+    CHECK(v[4] == doctest::Approx(0.5));
+    CHECK(v[5] == doctest::Approx(0.14644660940672627));
+    CHECK(v[6] == 0);
+    CHECK(v[7] == 0);
+    // No warm-up: CosineAnnealingLR to the bit; a ramp longer than the run: the ramp, then eta_min.
+    // (A schedule takes its base rate from the optimizer and then sets it: reset it for each.)
+    opt.set_lr(1);
+    nn::WarmupCosineLR none(opt, 0, 5, real(0.1));
+    opt.set_lr(1);
+    nn::CosineAnnealingLR cosine(opt, 5, real(0.1));
+    CHECK(values(none, 7) == values(cosine, 7));
+    opt.set_lr(1);
+    CHECK(values(nn::WarmupCosineLR(opt, 4, 2), 3) == std::vector<double>{0.25, 0.5, 0});
+    opt.set_lr(1);
+  }
+  {
     nn::LinearWarmupLR s(opt, 4);
     CHECK(values(s, 6) == std::vector<double>{0.25, 0.5, 0.75, 1, 1, 1});
     // Resuming jumps to a step: the rate of that step at once, for any count.
@@ -178,6 +201,10 @@ TEST_CASE("optimizer and schedule errors") {
                        std::invalid_argument);
   nn::SGD opt({p}, nn::SGDOptions());
   CHECK_THROWS_WITH_AS(nn::NoamLR(opt, 512, 0), "NoamLR: expected a positive number of warm-up steps, got 0",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::WarmupCosineLR(opt, -1, 10), "WarmupCosineLR: expected warm-up steps >= 0, got -1",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::WarmupCosineLR(opt, 10, 0), "WarmupCosineLR: expected a positive t_max, got 0",
                        std::invalid_argument);
 }
 
