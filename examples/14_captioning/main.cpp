@@ -9,16 +9,22 @@
 // nn::decode, with BLEU-4 and exact match, check that each colour and shape word looked at its
 // object, and draw the attention of each word over the picture (SVG).
 // --no-attention gives the decoder the mean of the grid at every step instead: the baseline.
-//   build/examples/14_captioning [--steps N] [--no-attention] [--quick] [--out DIR]
+// With --seeds 1,2,3 the model trains once per seed (its initial weights; the pictures stay the
+// same), two at a time, and the table shows mean and range.
+//   build/examples/14_captioning [--steps N] [--warmup N] [--seeds S,S,...] [--no-attention] [--quick] [--out DIR]
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
 
 #include "data/batch.h"
 #include "data/metrics.h"
 #include "data/scenes.h"
 #include "data/tokenizer.h"
 #include "examples/common/args.h"
+#include "examples/common/seeds.h"
 #include "nn/decoding/decoding.h"
 #include "nn/vision/image_to_text.h"
 #include "nn/core/loss.h"
@@ -26,7 +32,6 @@
 #include "nn/optim/schedule.h"
 #include "seqgrad.h"
 #include "viz/image_attention.h"
-#include "viz/progress.h"
 
 using namespace seqgrad;
 
@@ -37,21 +42,28 @@ constexpr int64_t kBeam = 4;  // the beam search compared with greedy decoding
 
 struct Config {
   int64_t steps = 2000, batch = 32, test_scenes = 500;
+  int64_t warmup = 100;  // steps of the learning rate's linear ramp, before its cosine decay
   bool attention = true;
   real lr = real(0.01);
+  std::vector<int64_t> seeds{14};  // one model per seed (its initial weights)
   std::string out_dir = "build/out";
 };
 
 Config parse(int argc, char** argv) {
-  const cli::Args a("14_captioning", "14_captioning [--steps N] [--no-attention] [--quick] [--out DIR]",
+  const cli::Args a("14_captioning",
+                    "14_captioning [--steps N] [--warmup N] [--seeds S,S,...] [--no-attention] [--quick] [--out DIR]",
                     {{"steps", "2000", "training steps"},
+                     {"warmup", "100", "steps over which the learning rate rises to 0.01 before its cosine decay; 0: none"},
+                     {"seeds", "14", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"no-attention", "false", "the decoder gets the mean of the CNN's grid at every step", true},
-                     {"quick", "false", "300 steps, 200 test scenes", true},
+                     {"quick", "false", "2400 steps of 16 pictures, not 32; 200 test scenes", true},
                      {"out", "build/out", "folder for the SVGs"}},
                     argc, argv);
   Config c;
-  c.steps = a.on("quick") && !a.given("steps") ? 300 : a.integer("steps", 1, 1000000);
-  if (a.on("quick")) c.test_scenes = 200;
+  c.steps = a.on("quick") && !a.given("steps") ? 2400 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.batch = 16, c.test_scenes = 200;
+  c.warmup = a.integer("warmup", 0, 1000000);
+  c.seeds = a.integers("seeds", 0, 4294967295);
   c.attention = !a.on("no-attention");
   c.out_dir = a.text("out");
   return c;
@@ -78,6 +90,91 @@ bool looked_at_object(const Tensor& weights, const data::SceneShape& s, int64_t 
   return r * cell_px < s.top + box && s.top < (r + 1) * cell_px && c * cell_px < s.left + box && s.left < (c + 1) * cell_px;
 }
 
+// Where caption k's words looked: (steps, rows * cols), one layer and one head.
+Tensor looked(const nn::DecodeResult& r, int64_t k) {
+  const Tensor& w = r.cross_attention[k][0];  // (1, steps, S)
+  return w.reshape({w.size(1), w.size(2)});
+}
+
+// One model, trained from one seed, and how it captioned the test scenes.
+struct Captioner {
+  struct Score {
+    double bleu = 0, exact = 0;
+    int64_t named = 0, on_object = 0;  // correct colour and shape words, and those that looked at their object
+  };
+  int64_t seed = 0;
+  std::unique_ptr<nn::ImageToText> model;
+  nn::DecodeResult beam;  // with need_weights: where each word looked
+  std::vector<data::Tokens> beam_captions;
+  Score greedy_score, beam_score;
+  int64_t changed = 0;  // scenes beam search captions otherwise than greedy decoding
+};
+
+// ===============================================================================================
+// Training: cross-entropy of each next word under teacher forcing, Adam, the learning rate ramped
+// up over c.warmup steps and then decayed along a half cosine (nn::WarmupCosineLR)
+
+void train(Captioner& m, const Config& c, const data::Vocab& vocab, std::mutex& print) {
+  nn::Adam opt(m.model->parameters(), nn::AdamOptions(c.lr));
+  nn::WarmupCosineLR schedule(opt, c.warmup, c.steps);
+  const auto loss_options = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad);
+  for (int64_t step = 1; step <= c.steps; ++step) {
+    // Training scenes are drawn fresh for every batch, the same ones for every seed.
+    const data::Scenes s = data::make_scenes(data::SceneOptions().with_n(c.batch).with_seed(1000 + static_cast<uint64_t>(step)));
+    const Batch b = make_batch(s, vocab);
+    Variable loss = nn::cross_entropy(m.model->forward(b.images, b.words.tgt_in), b.words.tgt_out, loss_options);
+    opt.zero_grad();
+    loss.backward();
+    nn::clip_grad_norm(m.model->parameters(), 1);
+    opt.step();
+    schedule.step();
+    if (step == 1 || step % std::max<int64_t>(1, c.steps / 10) == 0) {
+      std::ostringstream line;
+      line << "  seed " << std::left << std::setw(4) << m.seed << std::right << " step " << std::setw(5) << step << "/"
+           << c.steps << "  loss " << std::fixed << std::setprecision(4) << loss.item() << "\n";
+      std::lock_guard<std::mutex> lock(print);
+      std::cout << line.str() << std::flush;
+    }
+  }
+}
+
+// ===============================================================================================
+// Evaluation on held-out scenes, captioned greedily and with beam search (K = 4, nn/decoding/decoding.h):
+// BLEU-4, exact match, and where the object words looked
+
+void evaluate(Captioner& m, const data::Scenes& test, const data::Vocab& vocab, int64_t rows, int64_t cols) {
+  const int64_t side = test.images.size(2), n = test.images.size(0);
+  auto captions_of = [&](const nn::DecodeResult& r) {
+    std::vector<data::Tokens> captions;
+    for (const auto& tokens : r.tokens) captions.push_back(vocab.decode(tokens));
+    return captions;
+  };
+  auto score = [&](const nn::DecodeResult& r, const std::vector<data::Tokens>& captions) {
+    Captioner::Score s{data::bleu(captions, test.captions), data::exact_match(captions, test.captions), 0, 0};
+    for (int64_t k = 0; k < n; ++k) {
+      // Object words stand at fixed places: "a COLOUR SHAPE ..." for each object in caption order.
+      const std::vector<int64_t> at = data::object_word_positions(test.captions[k]);
+      const Tensor weights = looked(r, k);
+      for (size_t i = 0; i < at.size(); ++i)
+        for (int64_t w : {at[i] + 1, at[i] + 2}) {
+          if (w >= static_cast<int64_t>(captions[k].size()) || captions[k][w] != test.captions[k][w]) continue;
+          ++s.named;
+          s.on_object += looked_at_object(slice(weights, 0, w, w + 1).reshape({rows * cols}), test.shapes[k][i], cols,
+                                          side / cols, side / 3 - 2);
+        }
+    }
+    return s;
+  };
+  const auto decoding = nn::DecodeOptions().with_max_len(16).with_need_weights(true);
+  const nn::DecodeResult greedy = nn::decode(*m.model, test.images, {}, decoding);
+  m.beam = nn::decode(*m.model, test.images, {}, nn::DecodeOptions(decoding).with_beam_size(kBeam));
+  const std::vector<data::Tokens> greedy_captions = captions_of(greedy);
+  m.beam_captions = captions_of(m.beam);
+  m.greedy_score = score(greedy, greedy_captions);
+  m.beam_score = score(m.beam, m.beam_captions);
+  for (int64_t k = 0; k < n; ++k) m.changed += m.beam_captions[k] != greedy_captions[k];
+}
+
 int main(int argc, char** argv) {
   try {
     const Config c = parse(argc, argv);
@@ -90,97 +187,69 @@ int main(int argc, char** argv) {
               << "  e.g. \"" << data::join(test.captions[0], " ") << "\"\n";
 
     // ---------------------------------------------------------------------------------------------
-    // Model: 24 x 24 -> conv 3x3 (16) -> conv 3x3 stride 2 (32) -> conv 3x3 stride 2 (32): a 6 x 6
-    // grid of 32 features, + 6 + 6 one-hot row and column codes; the attention LSTM decoder on top.
-    manual_seed(14);
+    // Models, one per seed: 24 x 24 -> conv 3x3 (16) -> conv 3x3 stride 2 (32) -> conv 3x3 stride 2
+    // (32): a 6 x 6 grid of 32 features, + 6 + 6 one-hot row and column codes; the attention LSTM
+    // decoder on top.
     auto encoder = nn::CnnEncoderOptions(/*in_channels=*/3, {16, 32, 32}).with_strides({1, 2, 2});
-    const auto [grid_rows, grid_cols] = encoder.grid_size(side, side);
-    encoder.with_one_hot_positions(grid_rows, grid_cols);
-    nn::ImageToText model(nn::ImageToTextOptions(encoder, vocab.size()).with_attention(c.attention));
-    const int64_t rows = grid_rows, cols = grid_cols;
-    std::cout << "grid " << rows << " x " << cols << " of " << model.encoder->memory_size() << " features; "
-              << (c.attention ? "attention" : "no attention (mean of the grid)") << "; " << model.num_parameters()
-              << " parameters\n";
-
-    // ---------------------------------------------------------------------------------------------
-    // Training: cross-entropy of each next word under teacher forcing
-    nn::Adam opt(model.parameters(), nn::AdamOptions(c.lr));
-    nn::CosineAnnealingLR schedule(opt, c.steps);
-    const auto loss_options = nn::CrossEntropyOptions().with_ignore_index(data::Vocab::kPad);
-    {
-      viz::ProgressBar bar(c.steps, "train", std::cout, viz::ProgressOptions().with_mode(viz::ProgressMode::Log));
-      for (int64_t step = 1; step <= c.steps; ++step) {
-        const data::Scenes s = data::make_scenes(data::SceneOptions().with_n(c.batch).with_seed(1000 + static_cast<uint64_t>(step)));
-        const Batch b = make_batch(s, vocab);
-        Variable loss = nn::cross_entropy(model.forward(b.images, b.words.tgt_in), b.words.tgt_out, loss_options);
-        opt.zero_grad();
-        loss.backward();
-        nn::clip_grad_norm(model.parameters(), 1);
-        opt.step();
-        schedule.step();
-        bar.update(step, {{"loss", loss.item()}});
-      }
+    const auto [rows, cols] = encoder.grid_size(side, side);
+    encoder.with_one_hot_positions(rows, cols);
+    std::vector<Captioner> models(c.seeds.size());
+    for (size_t i = 0; i < c.seeds.size(); ++i) {
+      manual_seed(static_cast<uint64_t>(c.seeds[i]));
+      models[i].seed = c.seeds[i];
+      models[i].model = std::make_unique<nn::ImageToText>(nn::ImageToTextOptions(encoder, vocab.size()).with_attention(c.attention));
     }
+    std::cout << "grid " << rows << " x " << cols << " of " << models[0].model->encoder->memory_size() << " features; "
+              << (c.attention ? "attention" : "no attention (mean of the grid)") << "; " << models[0].model->num_parameters()
+              << " parameters; " << c.steps << " steps of " << c.batch << " pictures, learning rate " << c.lr << " (warm-up "
+              << c.warmup << " steps, then cosine)\n";
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation on held-out scenes, captioned greedily and with beam search (K = 4, nn/decoding/decoding.h):
-    // BLEU-4, exact match, and where the object words looked
-    const auto decoding = nn::DecodeOptions().with_max_len(16).with_need_weights(true);
-    const nn::DecodeResult greedy = nn::decode(model, test.images, {}, decoding);
-    const nn::DecodeResult beam = nn::decode(model, test.images, {}, nn::DecodeOptions(decoding).with_beam_size(kBeam));
-    // Where caption k's words looked: (steps, rows * cols), one layer and one head.
-    auto looked = [&](const nn::DecodeResult& r, int64_t k) {
-      const Tensor& w = r.cross_attention[k][0];  // (1, steps, S)
-      return w.reshape({w.size(1), w.size(2)});
-    };
-    auto captions_of = [&](const nn::DecodeResult& r) {
-      std::vector<data::Tokens> captions;
-      for (const auto& tokens : r.tokens) captions.push_back(vocab.decode(tokens));
-      return captions;
-    };
-    const std::vector<data::Tokens> greedy_captions = captions_of(greedy), beam_captions = captions_of(beam);
-    auto report = [&](const std::string& label, const nn::DecodeResult& r, const std::vector<data::Tokens>& captions) {
-      int64_t named = 0, on_object = 0;
-      for (int64_t k = 0; k < c.test_scenes; ++k) {
-        // Object words stand at fixed places: "a COLOUR SHAPE ..." for each object in caption order.
-        const std::vector<int64_t> at = data::object_word_positions(test.captions[k]);
-        const Tensor weights = looked(r, k);
-        for (size_t i = 0; i < at.size(); ++i)
-          for (int64_t w : {at[i] + 1, at[i] + 2}) {
-            if (w >= static_cast<int64_t>(captions[k].size()) || captions[k][w] != test.captions[k][w]) continue;
-            ++named;
-            on_object += looked_at_object(slice(weights, 0, w, w + 1).reshape({rows * cols}), test.shapes[k][i], cols,
-                                          side / cols, side / 3 - 2);
-          }
-      }
-      std::cout << label << "\n  BLEU-4: " << std::setprecision(1) << data::bleu(captions, test.captions)
-                << std::setprecision(3) << "\n  exact match (the whole caption right): "
-                << data::exact_match(captions, test.captions) << "\n";
-      if (c.attention)  // (without attention every step's weights are the uniform 1/S)
-        std::cout << "  correct colour and shape words whose strongest grid cell is on their object: " << on_object
-                  << " / " << named << "\n";
-    };
-    std::cout << "\nheld-out scenes: " << c.test_scenes << std::fixed << "\n";
-    report("greedy decoding", greedy, greedy_captions);
-    report(cat("beam search, K = ", kBeam), beam, beam_captions);
-    int64_t changed = 0;  // scenes beam search captions otherwise than greedy decoding
-    for (int64_t k = 0; k < c.test_scenes; ++k) changed += beam_captions[k] != greedy_captions[k];
-    std::cout << "beam search captions " << changed << " of " << c.test_scenes << " scenes otherwise than greedy decoding\n";
+    // Training and evaluation, two models at a time
+    std::mutex print;
+    examples::two_at_a_time(models.size(), [&](size_t i) {
+      train(models[i], c, vocab, print);
+      evaluate(models[i], test, vocab, rows, cols);
+    });
+
+    // ---------------------------------------------------------------------------------------------
+    // Report: one row per decoding (over several seeds: mean and range), then the first model's captions
+    using Table = examples::SeedTable;
+    Table table("decoding", {{"BLEU-4", 1}, {"exact match", 3}, {"on their object", 2}});
+    std::vector<double> changed;
+    for (const Captioner& m : models) {
+      for (const auto& [label, s] : {std::make_pair("greedy", m.greedy_score), std::make_pair("beam search, K = 4", m.beam_score)})
+        table.add(label, {s.bleu, s.exact,  // (without attention every step's weights are the uniform 1/S)
+                          c.attention ? static_cast<double>(s.on_object) / static_cast<double>(std::max<int64_t>(1, s.named))
+                                      : Table::kNone});
+      changed.push_back(static_cast<double>(m.changed));
+    }
+    std::cout << "\n" << std::fixed;
+    for (const Captioner& m : models)  // each seed's own figures, when the table shows their mean
+      if (models.size() > 1)
+        std::cout << "seed " << m.seed << ": greedy BLEU-4 " << std::setprecision(1) << m.greedy_score.bleu
+                  << ", exact match " << std::setprecision(3) << m.greedy_score.exact << "\n";
+    std::cout << "held-out scenes: " << c.test_scenes << examples::over_seeds(c.seeds) << "\n" << table.to_string()
+              << "(on their object: the share of correct colour and shape words whose strongest grid cell is on their object)\n"
+              << "beam search captions " << data::mean_range(changed, 0) << " of " << c.test_scenes
+              << " scenes otherwise than greedy decoding\n";
+    const Captioner& first = models[0];
+    std::cout << (models.size() > 1 ? cat("seed ", first.seed, ", beam search:\n") : "");
     for (int64_t k = 0; k < 4; ++k)
-      std::cout << "  scene " << k << ": " << data::join(beam_captions[k], " ") << "\n           truth: "
+      std::cout << "  scene " << k << ": " << data::join(first.beam_captions[k], " ") << "\n           truth: "
                 << data::join(test.captions[k], " ") << "\n";
 
     // ---------------------------------------------------------------------------------------------
     // Where each word of beam search's caption looked, for the first three scenes
     std::filesystem::create_directories(c.out_dir);
     for (int64_t k = 0; k < 3; ++k) {
-      const Tensor weights = looked(beam, k);
-      std::vector<std::string> labels = beam_captions[k];
+      const Tensor weights = looked(first.beam, k);
+      std::vector<std::string> labels = first.beam_captions[k];
       labels.resize(static_cast<size_t>(weights.size(0)), "<eos>");
       const std::string path = c.out_dir + "/caption_attention_" + std::to_string(k) + ".svg";
       viz::ImageAttention(slice(test.images, 0, k, k + 1).reshape({3, side, side}), labels,
                           weights.reshape({-1, rows, cols}))
-          .set_title(data::join(beam_captions[k], " "))
+          .set_title(data::join(first.beam_captions[k], " "))
           .set_columns(4)
           .save(path);
       std::cout << "wrote " << path << "\n";
