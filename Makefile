@@ -13,6 +13,7 @@
 #   make soak         the memory soak test, EPOCHS=20 and 10x that
 #   make bench        benchmark programs (build/bench_*)
 #   make check-docs   check that the code and output quoted in docs/ match the sources
+#   make quick-claims every example's --quick run shows what the book claims (tests/examples/quick/)
 #   make exercises-verify  every coursework check fails on its stub and passes with its solution
 #   make demo         train a small Transformer translator (about a minute) and show what it does
 #   make clean
@@ -91,7 +92,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test test-kernels run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs exercises-verify clean
+.PHONY: all lib examples test test-kernels run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs quick-claims exercises-verify clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -319,6 +320,13 @@ bench: $(BENCHES)
 # Code and program output shown in docs/ must equal the sources and real runs (docs/check_docs.sh).
 check-docs: examples
 	@sh docs/check_docs.sh
+
+# What the book says an example's --quick run shows, it must show: each script in
+# tests/examples/quick/ runs one example's --quick variants and checks the difference with a
+# margin (tests/examples/claims.sh). Every script there runs, one after another; each names its
+# failures and the target fails if any did.
+quick-claims: examples
+	@failed=0; for s in tests/examples/quick/*.sh; do sh "$$s" $(BUILD) || failed=1; done; [ $$failed -eq 0 ]
 
 # The coursework (exercises/, docs/13-exercises.md) proves itself: each check must fail on the
 # untouched stub and pass with the reference solution in exercises/solutions/.
