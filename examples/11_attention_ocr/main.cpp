@@ -42,7 +42,7 @@ using namespace seqgrad;
 // Config
 
 struct Config {
-  int64_t steps = 3000, batch = 32, test_images = 500;
+  int64_t steps = 6000, batch = 16, test_images = 500;
   int64_t warmup = 100;   // steps of the learning rate's linear ramp, before its cosine decay
   int64_t height = 8, width = 40;
   bool attention = true;  // --no-attention: the decoder sees the mean of the grid only
@@ -57,18 +57,18 @@ Config parse(int argc, char** argv) {
   const cli::Args a("11_attention_ocr",
                     "11_attention_ocr [--steps N] [--warmup N] [--seeds S,S,...] [--no-attention] "
                     "[--position onehot|concat|add|none] [--anywhere] [--quick] [--out DIR]",
-                    {{"steps", "3000", "training steps"},
+                    {{"steps", "6000", "training steps"},
                      {"warmup", "100", "steps over which the learning rate rises to 0.01 before its cosine decay; 0: none"},
                      {"seeds", "11", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"no-attention", "false", "the decoder gets the mean of the CNN's grid at every step", true},
                      {"position", "onehot", "the cells' positions: onehot, concat or add (sinusoidal), or none"},
                      {"anywhere", "false", "the text may start anywhere it fits, not only in the first 5 columns", true},
-                     {"quick", "false", "batches of 16 images, not 32; 200 test images", true},
+                     {"quick", "false", "3000 steps, 200 test images", true},
                      {"out", "build/out", "folder for the SVG"}},
                     argc, argv);
   Config c;
-  c.steps = a.integer("steps", 1, 1000000);
-  if (a.on("quick")) c.batch = 16, c.test_images = 200;
+  c.steps = a.on("quick") && !a.given("steps") ? 3000 : a.integer("steps", 1, 1000000);
+  if (a.on("quick")) c.test_images = 200;
   c.warmup = a.integer("warmup", 0, 1000000);
   c.seeds = a.integers("seeds", 0, 4294967295);
   if (a.on("anywhere")) c.max_left = -1;

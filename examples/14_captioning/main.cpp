@@ -41,7 +41,7 @@ using namespace seqgrad;
 constexpr int64_t kBeam = 4;  // the beam search compared with greedy decoding
 
 struct Config {
-  int64_t steps = 2000, batch = 32, test_scenes = 500;
+  int64_t steps = 4000, batch = 16, test_scenes = 500;
   int64_t warmup = 100;  // steps of the learning rate's linear ramp, before its cosine decay
   bool attention = true;
   real lr = real(0.01);
@@ -52,16 +52,16 @@ struct Config {
 Config parse(int argc, char** argv) {
   const cli::Args a("14_captioning",
                     "14_captioning [--steps N] [--warmup N] [--seeds S,S,...] [--no-attention] [--quick] [--out DIR]",
-                    {{"steps", "2000", "training steps"},
+                    {{"steps", "4000", "training steps"},
                      {"warmup", "100", "steps over which the learning rate rises to 0.01 before its cosine decay; 0: none"},
                      {"seeds", "14", "seeds of the initial weights, comma-separated; two or more: mean and range"},
                      {"no-attention", "false", "the decoder gets the mean of the CNN's grid at every step", true},
-                     {"quick", "false", "2400 steps of 16 pictures, not 32; 200 test scenes", true},
+                     {"quick", "false", "2400 steps, 200 test scenes", true},
                      {"out", "build/out", "folder for the SVGs"}},
                     argc, argv);
   Config c;
   c.steps = a.on("quick") && !a.given("steps") ? 2400 : a.integer("steps", 1, 1000000);
-  if (a.on("quick")) c.batch = 16, c.test_scenes = 200;
+  if (a.on("quick")) c.test_scenes = 200;
   c.warmup = a.integer("warmup", 0, 1000000);
   c.seeds = a.integers("seeds", 0, 4294967295);
   c.attention = !a.on("no-attention");
