@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
     for (const Reader& r : readers)  // each seed's own figures, when the table shows their mean
       if (readers.size() > 1)
         std::cout << "seed " << r.seed << ": greedy sequence accuracy " << r.greedy_score.sequence_accuracy
-                  << ", character accuracy " << r.greedy_score.character_accuracy << "\n";
+                  << ", character accuracy " << r.greedy_score.character_accuracy << "; CNN channels firing: " << r.firing
+                  << "\n";
     std::cout << "held-out images: " << c.test_images << examples::over_seeds(c.seeds) << "\n" << table.to_string()
               << "(on their glyph: the share of correct characters whose strongest attention column overlaps their glyph)\n"
               << "beam search reads " << data::mean_range(changed, 0) << " of " << c.test_images
