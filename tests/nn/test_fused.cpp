@@ -143,7 +143,7 @@ TEST_CASE("ReusePackedWeights: a recurrence with its weights packed once has the
   const Tensor h0 = randn({B, H}), w = randn({4 * H, H}), v = randn({H, 4 * H}), b = randn({4 * H}),
                gx = randn({T, B, 4 * H}), probe = randn({B, H});
   auto recurrence = [&](bool reuse) {
-    return [reuse, &gx, T](const std::vector<Variable>& p) {
+    return [reuse, &gx](const std::vector<Variable>& p) {
       std::unique_ptr<ReusePackedWeights> scope;
       if (reuse) scope = std::make_unique<ReusePackedWeights>(std::vector<Variable>{p[1], p[2]});
       Variable h = p[0];
