@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
       readers[i].model = std::make_unique<nn::ImageToText>(ocr_model(c));
     }
     nn::ImageToText& model = *readers[0].model;
-    const auto [rows, cols] = model.encoder->options.grid_size(c.height, c.width);
+    const auto grid = model.encoder->options.grid_size(c.height, c.width);
+    const int64_t rows = grid.first, cols = grid.second;  // (plain variables: a lambda below reads them)
     std::cout << "images " << c.height << " x " << c.width << " -> a " << rows << " x " << cols << " grid of "
               << model.encoder->memory_size() << " features; " << (c.attention ? "attention" : "no attention (mean of the grid)")
               << "\nmodel with " << model.num_parameters() << " parameters; " << c.steps << " steps of " << c.batch

@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
     // (32): a 6 x 6 grid of 32 features, + 6 + 6 one-hot row and column codes; the attention LSTM
     // decoder on top.
     auto encoder = nn::CnnEncoderOptions(/*in_channels=*/3, {16, 32, 32}).with_strides({1, 2, 2});
-    const auto [rows, cols] = encoder.grid_size(side, side);
+    const auto grid = encoder.grid_size(side, side);
+    const int64_t rows = grid.first, cols = grid.second;  // (plain variables: a lambda below reads them)
     encoder.with_one_hot_positions(rows, cols);
     std::vector<Captioner> models(c.seeds.size());
     for (size_t i = 0; i < c.seeds.size(); ++i) {
