@@ -4,6 +4,10 @@
 #
 #   NAME=quick/13_gnmt; . tests/examples/claims.sh
 #   run quick "$BUILD/examples/13_gnmt" --quick   the command's output to $W/quick.out; stop if it fails
+#   with_and_without_attention "$BUILD/examples/11_attention_ocr"
+#                                                 its --quick with and without attention, side by
+#                                                 side, one thread each: $W/attention.out, $W/mean.out
+#   greedy attention 3                            field 3 of that run's "greedy" line
 #   present "$a" "$b"                             stop, showing the outputs, if a figure is missing
 #   at_least "what is claimed" "$a" "$b" 0.4      the claim a >= b + 0.4, or a failure naming it
 #   finish "a summary of the figures"             the summary if every claim held; the exit status
@@ -19,6 +23,20 @@ run() {  # OUT CMD...: run CMD with its output in $W/OUT.out; a command that fai
   out=$W/$1.out
   shift
   "$@" >"$out" 2>&1 || { tail -3 "$out" >&2; echo "$NAME: '$*' failed" >&2; exit 1; }
+}
+
+with_and_without_attention() {  # EXAMPLE: --quick, and --quick --no-attention, at the same time
+  export SEQGRAD_THREADS=1
+  run attention "$1" --quick --out "$W/attention" &
+  attention=$!
+  run mean "$1" --quick --no-attention --out "$W/mean" &
+  mean=$!
+  wait "$attention" || exit 1
+  wait "$mean" || exit 1
+}
+
+greedy() {  # OUT K: field K of the "greedy" line of $W/OUT.out
+  awk -v k="$2" '$1 == "greedy" { print $k }' "$W/$1.out"
 }
 
 at_least() {  # WHAT A B MARGIN: A >= B + MARGIN

@@ -16,17 +16,9 @@ BUILD=${1:-build}
 NAME=quick/11_attention_ocr
 . tests/examples/claims.sh
 
-export SEQGRAD_THREADS=1
-run attention "$BUILD/examples/11_attention_ocr" --quick --out "$W/attention" &
-attention=$!
-run mean "$BUILD/examples/11_attention_ocr" --quick --no-attention --out "$W/mean" &
-mean=$!
-wait "$attention" || exit 1
-wait "$mean" || exit 1
+with_and_without_attention "$BUILD/examples/11_attention_ocr"
 
-# A figure of the greedy row of a run's table: 2 = sequence accuracy, 3 = character accuracy.
-figure() { awk -v k="$2" '$1 == "greedy" { print $k }' "$W/$1.out"; }
-seq_a=$(figure attention 2) char_a=$(figure attention 3) seq_m=$(figure mean 2) char_m=$(figure mean 3)
+seq_a=$(greedy attention 2) char_a=$(greedy attention 3) seq_m=$(greedy mean 2) char_m=$(greedy mean 3)
 present "$seq_a" "$char_a" "$seq_m" "$char_m"
 
 at_least "attention reads: its character accuracy" "$char_a" 0 0.6

@@ -16,17 +16,10 @@ BUILD=${1:-build}
 NAME=quick/14_captioning
 . tests/examples/claims.sh
 
-export SEQGRAD_THREADS=1
-run attention "$BUILD/examples/14_captioning" --quick --out "$W/attention" &
-attention=$!
-run mean "$BUILD/examples/14_captioning" --quick --no-attention --out "$W/mean" &
-mean=$!
-wait "$attention" || exit 1
-wait "$mean" || exit 1
+with_and_without_attention "$BUILD/examples/14_captioning"
 
-# A figure of the greedy row of a run's table: 2 = BLEU-4, 3 = exact match.
-figure() { awk -v k="$2" '$1 == "greedy" { print $k }' "$W/$1.out"; }
-bleu_a=$(figure attention 2) exact_a=$(figure attention 3) bleu_m=$(figure mean 2) exact_m=$(figure mean 3)
+# The greedy row of each run's table: field 2 = BLEU-4, 3 = exact match.
+bleu_a=$(greedy attention 2) exact_a=$(greedy attention 3) bleu_m=$(greedy mean 2) exact_m=$(greedy mean 3)
 present "$bleu_a" "$exact_a" "$bleu_m" "$exact_m"
 
 at_least "attention captions: its BLEU-4" "$bleu_a" 0 75
