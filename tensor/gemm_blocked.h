@@ -85,8 +85,8 @@ namespace {
 // one thread computes entirely, taking the next task from a shared counter.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
-// block, stored (first block, unless gemm accumulates or was given an addend, which each task
-// first copies into its block of C) or added to C. The K blocking depends on K alone and each
+// block, stored (first block), or added to C's old value (later blocks; every block when gemm
+// accumulates) or to the addend's (first block, when gemm was given one). The K blocking depends on K alone and each
 // element is computed by exactly one task, so the bits are the same whatever the thread count
 // or which thread runs which task. The order depends on K alone, not on M or N, and the tiny
 // products (gemm_tiny) keep it too: a row of C has the same bits however many rows and columns
@@ -355,8 +355,10 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // The micro-kernel: an MR x NR tile of C (6 x 16 or 8 x 32) from a sliver of A and a panel of B
 //
 //   acc (MR, NR) = sum over k < kc of  a[i * lda + k] * b[k * ldb + j]     (a k-major: a[k * MR + i])
-//   C[i][j] = acc[i][j]        (first K block)      or      C[i][j] += acc[i][j]   (later ones,
-//                                                          or every one when gemm accumulates)
+//   C[i][j] = acc[i][j]   (first K block)   or   C[i][j] = from[i][j] + acc[i][j]   (`from` not null)
+// `from` is C itself in later K blocks, or in every one when gemm accumulates (C += acc); in the
+// first K block of a gemm given an addend it is the addend's tile, so C = addend + acc is
+// written in one pass, without first copying the addend into C. Both have C's row stride.
 //
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
@@ -367,7 +369,7 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 
 template <bool kPackedB, bool kKMajorA>
 void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
-                  const real* bias, real* c, int64_t ldc, int64_t m, int64_t n, bool accumulate) {
+                  const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n) {
   const int64_t b_step = kPackedB ? NR : ldb;
   // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
   kvec start[NV];
@@ -378,9 +380,13 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
   for (int64_t i = 0; i < MR; ++i) {
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
-    // Start fetching the C tile now; it is needed only after the loop.
+    // Start fetching the C tile (and what it is added to) now; it is needed only after the loop.
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
+    if (from && from != c) {
+      __builtin_prefetch(from + i * ldc);
+      __builtin_prefetch(from + i * ldc + NR - 1);
+    }
   }
   // [docs:micro_kernel_loop]
   const real* a_row[MR];  // the sliver's rows; past row m, repeats of its last (never stored)
@@ -405,8 +411,8 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
       real* ci = c + i * ldc;
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) {
-        if (accumulate)
-          *as_kvec(ci + v * KVL) += acc[i][v];
+        if (from)
+          *as_kvec(ci + v * KVL) = *as_kvec(from + i * ldc + v * KVL) + acc[i][v];
         else
           *as_kvec(ci + v * KVL) = acc[i][v];
       }
@@ -418,7 +424,7 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) *as_kvec(tile[i] + v * KVL) = acc[i][v];
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = from ? from[i * ldc + j] + tile[i][j] : tile[i][j];
   }
 }
 
@@ -494,9 +500,10 @@ constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
 // C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
 // row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
 // `a_packed`: the block is the packed copy, whose slivers are k-major in a kAKMajor copy.
-// The first K block overwrites C, unless `accumulate` (gemm's): then every block adds to it.
+// The first K block overwrites C, or adds to the (M, N) matrix `first_from` when that is given
+// (C itself when gemm accumulates, else gemm's addend); later blocks add to C.
 void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, bool a_packed,
-                  const BPanels& bp, int64_t q0, int64_t q1, real* C, int64_t i0, bool accumulate) {
+                  const BPanels& bp, int64_t q0, int64_t q1, real* C, const real* first_from, int64_t i0) {
   const bool kmajor = kAKMajor && a_packed;
   const int64_t N = bp.N, slivers = ceil_div(mc, MR);
   for (int64_t q = q0; q < q1; ++q) {
@@ -515,15 +522,15 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       const real* a = a_block + ir * lda;  // the sliver (a packed one starts ir * kc in, either layout)
-      const bool add = accumulate || k0 > 0;
+      const real* from = k0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
       if (packed && kmajor)
-        micro_kernel<true, true>(kc, a, lda, panel, NR, bias, c, N, m, n, add);
+        micro_kernel<true, true>(kc, a, lda, panel, NR, bias, c, from, N, m, n);
       else if (packed)
-        micro_kernel<true, false>(kc, a, lda, panel, NR, bias, c, N, m, n, add);
+        micro_kernel<true, false>(kc, a, lda, panel, NR, bias, c, from, N, m, n);
       else if (kmajor)
-        micro_kernel<false, true>(kc, a, lda, panel, bp.b.rs, bias, c, N, m, n, add);
+        micro_kernel<false, true>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n);
       else
-        micro_kernel<false, false>(kc, a, lda, panel, bp.b.rs, bias, c, N, m, n, add);
+        micro_kernel<false, false>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n);
     }
   }
 }
@@ -821,15 +828,13 @@ void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out) {
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
           real* C, const real* bias, bool accumulate, const real* addend, const real* packed_b) {
   if (M <= 0 || N <= 0) return;
-  // With an addend, C starts as a copy of it and the product is accumulated on top: each task
-  // below copies the block of C it writes, so the copy is shared out like the arithmetic (the
-  // small paths copy all of it first). C's old values are not read then.
-  auto copy_addend = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-    for (int64_t i = i0; i < i1; ++i) std::copy(addend + i * N + j0, addend + i * N + j1, C + i * N + j0);
-  };
+  // With an addend, C's old values are not read. The blocked path adds the addend as it stores
+  // the first K block (micro_kernel's `from`); the small paths first copy it into C and then
+  // accumulate on top, which gives the same bits (each sum is addend + product, added once).
   const bool add_to_c = accumulate || addend;  // the product is added to what C holds
   const bool tiny = M * N * K <= kTinyMacs;
-  if (addend && (K <= 0 || tiny)) copy_addend(0, M, 0, N);
+  if (addend && (K <= 0 || tiny))
+    for (int64_t i = 0; i < M; ++i) std::copy(addend + i * N, addend + (i + 1) * N, C + i * N);
   if (K <= 0) {  // an empty sum: 0, or the bias
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
@@ -931,6 +936,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
   //    Transformer step 2 to 3% for nothing.
   // [docs:tasks]
+  const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
     real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * kc_max);
@@ -940,7 +946,6 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
-      if (addend) copy_addend(i0, i0 + mc, q0 * NR, std::min(N, q1 * NR));  // C = addend, then += below
       for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
         const int64_t kc = std::min(kc_max, K - k0);
         const real* a_block = a_own;  // the A block (mc, kc), in L2
@@ -953,7 +958,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
         } else {
           pack_a(mc, kc, a, i0, k0, M, a_own);
         }
-        macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, q0, q1, C, i0, add_to_c);  // C[i0 : i0 + mc, q0 .. q1)
+        macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, q0, q1, C, first_from, i0);  // C[i0 : i0 + mc, q0 .. q1)
       }
     }
   };
