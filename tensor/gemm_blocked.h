@@ -812,15 +812,24 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 // step: tensor/matmul.h, PackedRight): every K block's panels, as step 2 of gemm lays them out.
 int64_t packed_b_size(int64_t K, int64_t N) { return K * ceil_div(N, NR) * NR; }
 
+// The panels are shared out between the threads like gemm's own packing (step 2), unless there
+// is little to pack: a recurrent weight is packed at the start of every sequence, and the other
+// thread would otherwise wait for it.
 void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out) {
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1), n_panels = ceil_div(N, NR);
   const BPanels bp{out, n_panels * NR, b, N, nullptr, false};
-  for (int64_t q = 0; q < n_panels; ++q)
-    for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-      const int64_t kc = std::min(kc_max, K - k0);
-      pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
-    }
+  auto pack_panels = [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q)
+      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+        const int64_t kc = std::min(kc_max, K - k0);
+        pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+      }
+  };
+  if (n_panels * NR * K > kParallelPackReals && !in_parallel_region() && get_num_threads() > 1)
+    on_threads(n_panels, pack_panels);
+  else
+    pack_panels(0, n_panels);
 }
 
 // `packed_b`, if not null, is op(B) already packed by pack_b: no step packs B then. B is still
