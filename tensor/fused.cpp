@@ -8,6 +8,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/isa_loop.h"
 #include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
 #include "tensor/vmath.h"
@@ -29,20 +30,22 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
   const real* pb = bias.defined() ? bias.data() : nullptr;
   real *py = f.y.data(), *ph = f.x_hat.data(), *pr = f.rstd.data();
   parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
-    for (int64_t n = n0; n < n1; ++n) {
-      const real* xr = px + n * C;
-      // Two passes in double: the mean, then the squared deviations from it.
-      const double mu = lane_sum(C, [xr](int64_t c) { return static_cast<double>(xr[c]); }) / C;
-      const double ss = lane_sum(C, [xr, mu](int64_t c) { return (xr[c] - mu) * (xr[c] - mu); });
-      const real rstd = static_cast<real>(1 / std::sqrt(ss / C + eps));
-      const real m = static_cast<real>(mu);
-      pr[n] = rstd;
-      real *hr = ph + n * C, *yr = py + n * C;
-      for (int64_t c = 0; c < C; ++c) {
-        hr[c] = (xr[c] - m) * rstd;
-        yr[c] = pw ? hr[c] * pw[c] + (pb ? pb[c] : 0) : hr[c] + (pb ? pb[c] : 0);
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      for (int64_t n = n0; n < n1; ++n) {
+        const real* xr = px + n * C;
+        // Two passes in double: the mean, then the squared deviations from it.
+        const double mu = lane_sum(C, [xr](int64_t c) { return static_cast<double>(xr[c]); }) / C;
+        const double ss = lane_sum(C, [xr, mu](int64_t c) { return (xr[c] - mu) * (xr[c] - mu); });
+        const real rstd = static_cast<real>(1 / std::sqrt(ss / C + eps));
+        const real m = static_cast<real>(mu);
+        pr[n] = rstd;
+        real *hr = ph + n * C, *yr = py + n * C;
+        for (int64_t c = 0; c < C; ++c) {
+          hr[c] = (xr[c] - m) * rstd;
+          yr[c] = pw ? hr[c] * pw[c] + (pb ? pb[c] : 0) : hr[c] + (pb ? pb[c] : 0);
+        }
       }
-    }
+    });
   });
   return f;
 }
@@ -55,19 +58,21 @@ LayerNormBackward layer_norm_backward(const Tensor& dy, const Tensor& x_hat, con
   const real* pw = weight.defined() ? weight.data() : nullptr;
   real* px = b.dx.data();
   parallel_for(0, N, row_grain(C), [&](int64_t n0, int64_t n1) {
-    for (int64_t n = n0; n < n1; ++n) {
-      const real *dr = pd + n * C, *hr = ph + n * C;
-      // The sums of g and of g x_hat over the row, in double.
-      auto g_at = [dr, pw](int64_t c) { return pw ? dr[c] * pw[c] : dr[c]; };
-      const double sg = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)); });
-      const double sgh = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)) * hr[c]; });
-      const real mg = static_cast<real>(sg / C), mgh = static_cast<real>(sgh / C);
-      real* xr = px + n * C;
-      for (int64_t c = 0; c < C; ++c) {
-        const real g = pw ? dr[c] * pw[c] : dr[c];
-        xr[c] = pr[n] * (g - mg - hr[c] * mgh);
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      for (int64_t n = n0; n < n1; ++n) {
+        const real *dr = pd + n * C, *hr = ph + n * C;
+        // The sums of g and of g x_hat over the row, in double.
+        auto g_at = [dr, pw](int64_t c) { return pw ? dr[c] * pw[c] : dr[c]; };
+        const double sg = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)); });
+        const double sgh = lane_sum(C, [&](int64_t c) { return static_cast<double>(g_at(c)) * hr[c]; });
+        const real mg = static_cast<real>(sg / C), mgh = static_cast<real>(sgh / C);
+        real* xr = px + n * C;
+        for (int64_t c = 0; c < C; ++c) {
+          const real g = pw ? dr[c] * pw[c] : dr[c];
+          xr[c] = pr[n] * (g - mg - hr[c] * mgh);
+        }
       }
-    }
+    });
   });
   if (pw) {
     // Sums over rows: the column sums of (N, C) matrices, in sum()'s fixed order.
@@ -92,17 +97,19 @@ LSTMCellForward lstm_cell_forward(const Tensor& gates, const Tensor& c) {
   // function and a few products), so chunks hold kVmathElementCost times fewer elements: with
   // batch 64 and H = 128, 4 rows, so the cell is shared between up to 16 threads.
   parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      real* a = pa + b * 4 * H;  // this row's [i f g o], activated in place
-      vmath::sigmoid(pg + b * 4 * H, a, 2 * H);                // i, f
-      vmath::tanh(pg + b * 4 * H + 2 * H, a + 2 * H, H);       // g
-      vmath::sigmoid(pg + b * 4 * H + 3 * H, a + 3 * H, H);    // o
-      real *h_out = phc + b * 2 * H, *c_out = h_out + H;
-      const real* c_prev = pc + b * H;
-      for (int64_t j = 0; j < H; ++j) c_out[j] = a[H + j] * c_prev[j] + a[j] * a[2 * H + j];  // f c + i g
-      vmath::tanh(c_out, h_out, H);
-      for (int64_t j = 0; j < H; ++j) h_out[j] *= a[3 * H + j];  // o tanh(c')
-    }
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      for (int64_t b = b0; b < b1; ++b) {
+        real* a = pa + b * 4 * H;  // this row's [i f g o], activated in place
+        vmath::sigmoid(pg + b * 4 * H, a, 2 * H);                // i, f
+        vmath::tanh(pg + b * 4 * H + 2 * H, a + 2 * H, H);       // g
+        vmath::sigmoid(pg + b * 4 * H + 3 * H, a + 3 * H, H);    // o
+        real *h_out = phc + b * 2 * H, *c_out = h_out + H;
+        const real* c_prev = pc + b * H;
+        for (int64_t j = 0; j < H; ++j) c_out[j] = a[H + j] * c_prev[j] + a[j] * a[2 * H + j];  // f c + i g
+        vmath::tanh(c_out, h_out, H);
+        for (int64_t j = 0; j < H; ++j) h_out[j] *= a[3 * H + j];  // o tanh(c')
+      }
+    });
   });
   return f;
 }
@@ -135,12 +142,14 @@ LSTMCellBackward lstm_cell_backward(const Tensor& dhc, const Tensor& act, const 
   const real *pd = dhc.data(), *pa = act.data(), *phc = hc.data(), *pc = c.data();
   real *pdg = r.dgates.data(), *pdc = r.dc.data();
   parallel_for(0, B, row_grain(4 * H * kVmathElementCost), [&](int64_t b0, int64_t b1) {  // grain: as forward
-    std::vector<real> t(H);
-    for (int64_t b = b0; b < b1; ++b) {
-      const real* dh = pd + b * 2 * H;
-      vmath::tanh(phc + b * 2 * H + H, t.data(), H);  // t = tanh(c')
-      lstm_cell_backward_row(H, pa + b * 4 * H, dh, dh + H, pc + b * H, t.data(), pdg + b * 4 * H, pdc + b * H);
-    }
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      std::vector<real> t(H);
+      for (int64_t b = b0; b < b1; ++b) {
+        const real* dh = pd + b * 2 * H;
+        vmath::tanh(phc + b * 2 * H + H, t.data(), H);  // t = tanh(c')
+        lstm_cell_backward_row(H, pa + b * 4 * H, dh, dh + H, pc + b * H, t.data(), pdg + b * 4 * H, pdc + b * H);
+      }
+    });
   });
   return r;
 }

@@ -6,6 +6,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/isa_loop.h"
 #include "tensor/thread_pool.h"
 
 namespace seqgrad {
@@ -37,7 +38,9 @@ void sum_kernel(const real* x, real* out, AxisView v) {
   if (v.inner == 1) {
     parallel_for(0, v.outer, row_grain(v.n),
                  [&](int64_t o0, int64_t o1) {
-                   for (int64_t o = o0; o < o1; ++o) out[o] = static_cast<real>(sum_contiguous(x + o * v.n, v.n));
+                   for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+                     for (int64_t o = o0; o < o1; ++o) out[o] = static_cast<real>(sum_contiguous(x + o * v.n, v.n));
+                   });
                  });
     return;
   }
@@ -45,16 +48,18 @@ void sum_kernel(const real* x, real* out, AxisView v) {
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
   const int64_t work = std::max<int64_t>(1, v.n * std::min(v.inner, kBlock));  // elements per item
   parallel_for(0, v.outer * blocks, row_grain(work), [&](int64_t j0, int64_t j1) {
-    double acc[kBlock];
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t o = j / blocks, i0 = (j % blocks) * kBlock, w = std::min(kBlock, v.inner - i0);
-      std::fill(acc, acc + w, 0.0);
-      for (int64_t k = 0; k < v.n; ++k) {
-        const real* row = x + (o * v.n + k) * v.inner + i0;
-        for (int64_t i = 0; i < w; ++i) acc[i] += row[i];
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      double acc[kBlock];
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t o = j / blocks, i0 = (j % blocks) * kBlock, w = std::min(kBlock, v.inner - i0);
+        std::fill(acc, acc + w, 0.0);
+        for (int64_t k = 0; k < v.n; ++k) {
+          const real* row = x + (o * v.n + k) * v.inner + i0;
+          for (int64_t i = 0; i < w; ++i) acc[i] += row[i];
+        }
+        for (int64_t i = 0; i < w; ++i) out[o * v.inner + i0 + i] = static_cast<real>(acc[i]);
       }
-      for (int64_t i = 0; i < w; ++i) out[o * v.inner + i0 + i] = static_cast<real>(acc[i]);
-    }
+    });
   });
 }
 

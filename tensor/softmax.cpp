@@ -9,6 +9,7 @@
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
+#include "tensor/isa_loop.h"
 #include "tensor/reduce.h"
 #include "tensor/shape_ops.h"
 #include "tensor/thread_pool.h"
@@ -26,10 +27,12 @@ void for_each_row(const Shape& shape, int axis, F fn) {
   const AxisView v = axis_view(shape, axis);
   const int64_t grain = row_grain(v.n);
   parallel_for(0, v.outer * v.inner, grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t o = r / v.inner, i = r % v.inner;
-      fn(o * v.n * v.inner + i, v.n, v.inner);  // offset of the row's first element, length, stride
-    }
+    for_isa([&] {  // the rows' loops compiled per instruction set (tensor/isa_loop.h)
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t o = r / v.inner, i = r % v.inner;
+        fn(o * v.n * v.inner + i, v.n, v.inner);  // offset of the row's first element, length, stride
+      }
+    });
   });
 }
 
@@ -64,7 +67,7 @@ static real row_max(const real* x, int64_t n) {
 // of rows at once (vmath.h), keeping the vector unit busy. The sums go in lanes (reduce.h).
 static int64_t softmax_block_rows(int64_t n) { return std::max<int64_t>(1, 2048 / n); }  // about 8 KB: in L1
 
-static void softmax_rows(const real* x, real* y, int64_t rows, int64_t n) {
+static void softmax_rows_loop(const real* x, real* y, int64_t rows, int64_t n) {
   const int64_t block = softmax_block_rows(n);
   for (int64_t b0 = 0; b0 < rows; b0 += block) {
     const int64_t b1 = std::min(rows, b0 + block);
@@ -85,6 +88,10 @@ static void softmax_rows(const real* x, real* y, int64_t rows, int64_t n) {
       for (int64_t k = 0; k < n; ++k) yr[k] *= inv;
     }
   }
+}
+
+static void softmax_rows(const real* x, real* y, int64_t rows, int64_t n) {
+  for_isa([&] { softmax_rows_loop(x, y, rows, n); });  // compiled per instruction set (isa_loop.h)
 }
 
 Tensor softmax(const Tensor& x, int64_t axis) {
@@ -176,22 +183,24 @@ Tensor scaled_masked_softmax(const Tensor& x, const Tensor& mask, real scale) {
     w.seek(r0 / cols);
     int64_t c = r0 % cols;
     const int64_t block = softmax_block_rows(n);
-    for (int64_t b0 = r0; b0 < r1; b0 += block) {  // a block of rows: y = scale x, or -inf where masked
-      const int64_t b1 = std::min(r1, b0 + block);
-      for (int64_t r = b0; r < b1; ++r) {
-        const real* xr = px + r * n;
-        real* yr = py + r * n;
-        const real* mr = pm ? pm + w.offset(0) + c * w.step(0) : nullptr;
-        if (mr && along == 1)
-          scale_and_mask(xr, mr, yr, n, scale);
-        else if (mr && mr[0] != 0)  // one mask value for the whole row, and it is set
-          std::fill(yr, yr + n, kNegInf);
-        else
-          scale_and_mask(xr, nullptr, yr, n, scale);
-        if (++c == cols) c = 0, w.next();
+    for_isa([&] {  // compiled per instruction set (tensor/isa_loop.h)
+      for (int64_t b0 = r0; b0 < r1; b0 += block) {  // a block of rows: y = scale x, or -inf where masked
+        const int64_t b1 = std::min(r1, b0 + block);
+        for (int64_t r = b0; r < b1; ++r) {
+          const real* xr = px + r * n;
+          real* yr = py + r * n;
+          const real* mr = pm ? pm + w.offset(0) + c * w.step(0) : nullptr;
+          if (mr && along == 1)
+            scale_and_mask(xr, mr, yr, n, scale);
+          else if (mr && mr[0] != 0)  // one mask value for the whole row, and it is set
+            std::fill(yr, yr + n, kNegInf);
+          else
+            scale_and_mask(xr, nullptr, yr, n, scale);
+          if (++c == cols) c = 0, w.next();
+        }
+        softmax_rows_loop(py + b0 * n, py + b0 * n, b1 - b0, n);  // then the softmax of those rows
       }
-      softmax_rows(py + b0 * n, py + b0 * n, b1 - b0, n);  // then the softmax of those rows
-    }
+    });
   });
   return y;
 }
