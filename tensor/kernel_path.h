@@ -1,6 +1,8 @@
 // tensor/kernel_path.h - which instruction set the hand-vectorised kernels run: the blocked
 // gemm (tensor/gemm_blocked.h) and exp, sigmoid and tanh (tensor/vmath_lanes.h) are each
-// compiled once per path, and every call goes to the copy of the path chosen here.
+// compiled once per path, as are the elementwise loops handed to for_isa (tensor/isa_loop.h:
+// relu, the softmaxes, layer norm, the sums, the LSTM cell), and every call goes to the copy of
+// the path chosen here.
 //
 //   avx512   AVX-512 F/VL/BW/DQ, with the operating system saving the 512-bit registers
 //   avx2     AVX2 and FMA
