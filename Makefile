@@ -110,7 +110,11 @@ $(BUILD)/obj64/%.o: %.cpp
 # The blocked gemm and vmath's exp, sigmoid and tanh are compiled once per instruction set
 # (tensor/kernel_path.h; tensor/gemm.cpp picks one at run time): the *_avx2 and *_avx512 copies
 # get their instruction sets whatever ARCH_FLAGS says, so that a PORTABLE=1 build still has
-# them. Only on x86; elsewhere those files are empty.
+# them. Only on x86; elsewhere those files are empty. (The short loops handed to for_isa,
+# tensor/isa_loop.h, get theirs from function attributes instead.) The generic copies, built
+# without AVX in PORTABLE=1, pass 256-bit vectors between inlined helpers of their own, which
+# makes GCC note an ABI change of GCC 4.6 that the helpers never cross; -Wno-psabi keeps that
+# note out of the build's output (the source's own pragma does not reach it).
 ifneq ($(filter x86_64% i386% i486% i586% i686%,$(shell $(CXX) -dumpmachine 2>/dev/null)),)
 ISA_AVX2_FLAGS := -mavx2 -mfma
 ISA_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512vl -mavx512bw -mavx512dq
@@ -118,6 +122,7 @@ endif
 ISA_COPIES := gemm vmath
 $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx2.o): private CXXFLAGS_ALL += $(ISA_AVX2_FLAGS)
 $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx512.o $(BUILD)/obj64/tensor/$(c)_avx512.o): private CXXFLAGS_ALL += $(ISA_AVX512_FLAGS)
+$(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_generic.o $(BUILD)/obj64/tensor/$(c)_generic.o): private CXXFLAGS_ALL += -Wno-psabi
 
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
