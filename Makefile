@@ -211,8 +211,13 @@ TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(
 # (tests/check_kernel_symbols.sh says why).
 KERNEL_OBJS = $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj/tensor/$(c)_avx512.o)
 KERNEL_OBJS64 = $(foreach c,$(ISA_COPIES),$(BUILD)/obj64/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx512.o)
+# The objects whose loops go through for_isa (tensor/isa_loop.h) must hold real AVX code in
+# their avx2 and avx512 copies (tests/check_isa_copies.sh says why). The optimised float32
+# objects only: the float64 library for the gradchecks is built at -O1, which vectorises nothing.
+ISA_LOOP_OBJS = $(foreach o,tensor/softmax tensor/fused tensor/reduce autograd/ops_math,$(BUILD)/obj/$(o).o)
 test: all $(TEST_BIN) $(TEST64_BIN)
 	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS) $(KERNEL_OBJS64)
+	@sh tests/check_isa_copies.sh $(ISA_LOOP_OBJS)
 	@sh tests/run_tests.sh $(TEST_SHARDS) $(TEST64_BIN)
 	@sh tests/examples/coursework.sh $(BUILD)
 	@sh tests/examples/to_pytorch.sh $(BUILD)

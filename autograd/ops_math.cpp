@@ -165,7 +165,7 @@ namespace {
 // relu's two loops over n elements, each compiled per instruction set (for_isa). The pointers
 // are __restrict: a byte store could otherwise alias anything, and the loops would stay scalar.
 // Each element is loaded before the select, so the select has no branch to vectorise around.
-void relu_forward_loop(int64_t n, const real* __restrict x, real* __restrict y, uint8_t* __restrict positive) {
+SEQGRAD_INLINE_LOOP void relu_forward_loop(int64_t n, const real* __restrict x, real* __restrict y, uint8_t* __restrict positive) {
   for (int64_t i = 0; i < n; ++i) {
     const real v = x[i];
     y[i] = v > 0 ? v : real(0);
@@ -173,7 +173,7 @@ void relu_forward_loop(int64_t n, const real* __restrict x, real* __restrict y, 
   }
 }
 
-void relu_backward_loop(int64_t n, const real* __restrict dy, const uint8_t* __restrict positive,
+SEQGRAD_INLINE_LOOP void relu_backward_loop(int64_t n, const real* __restrict dy, const uint8_t* __restrict positive,
                         real* __restrict dx) {
   for (int64_t i = 0; i < n; ++i) {
     const real g = dy[i];

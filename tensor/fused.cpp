@@ -120,7 +120,7 @@ namespace {
 // arrays overlap): without that promise the compiler, unable to rule out that a write to dg
 // changes a gate read later, keeps the loop scalar, and this row took a twentieth of the
 // lstm_attn step.
-void lstm_cell_backward_row(int64_t H, const real* __restrict a, const real* __restrict dh,
+SEQGRAD_INLINE_LOOP void lstm_cell_backward_row(int64_t H, const real* __restrict a, const real* __restrict dh,
                             const real* __restrict dc_out, const real* __restrict c_prev,
                             const real* __restrict t, real* __restrict dg, real* __restrict dc_prev) {
   for (int64_t j = 0; j < H; ++j) {

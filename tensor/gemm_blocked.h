@@ -356,9 +356,9 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 //
 //   acc (MR, NR) = sum over k < kc of  a[i * lda + k] * b[k * ldb + j]     (a k-major: a[k * MR + i])
 //   C[i][j] = acc[i][j]   (first K block)   or   C[i][j] = from[i][j] + acc[i][j]   (`from` not null)
-// `from` is C itself in later K blocks, or in every one when gemm accumulates (C += acc); in the
-// first K block of a gemm given an addend it is the addend's tile, so C = addend + acc is
-// written in one pass, without first copying the addend into C. Both have C's row stride.
+// `from` is C itself in later K blocks; in the first it is the addend's tile when gemm was given
+// an addend (C = addend + acc, written in one pass, without first copying the addend into C),
+// else C when gemm accumulates (C += acc), else null. Both have C's row stride.
 //
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
@@ -381,11 +381,13 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
     // Start fetching the C tile (and what it is added to) now; it is needed only after the loop.
-    __builtin_prefetch(c + i * ldc, 1);
-    __builtin_prefetch(c + i * ldc + NR - 1, 1);
+    // (Rows past m, which may lie past the end of C, fetch row m - 1 again.)
+    const int64_t row = std::min(i, m - 1) * ldc;
+    __builtin_prefetch(c + row, 1);
+    __builtin_prefetch(c + row + NR - 1, 1);
     if (from && from != c) {
-      __builtin_prefetch(from + i * ldc);
-      __builtin_prefetch(from + i * ldc + NR - 1);
+      __builtin_prefetch(from + row);
+      __builtin_prefetch(from + row + NR - 1);
     }
   }
   // [docs:micro_kernel_loop]
@@ -501,7 +503,7 @@ constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
 // row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
 // `a_packed`: the block is the packed copy, whose slivers are k-major in a kAKMajor copy.
 // The first K block overwrites C, or adds to the (M, N) matrix `first_from` when that is given
-// (C itself when gemm accumulates, else gemm's addend); later blocks add to C.
+// (gemm's addend if it has one, else C itself when gemm accumulates); later blocks add to C.
 void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64_t lda, bool a_packed,
                   const BPanels& bp, int64_t q0, int64_t q1, real* C, const real* first_from, int64_t i0) {
   const bool kmajor = kAKMajor && a_packed;
@@ -812,9 +814,9 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
 // step: tensor/matmul.h, PackedRight): every K block's panels, as step 2 of gemm lays them out.
 int64_t packed_b_size(int64_t K, int64_t N) { return K * ceil_div(N, NR) * NR; }
 
-// The panels are shared out between the threads like gemm's own packing (step 2), unless there
-// is little to pack: a recurrent weight is packed at the start of every sequence, and the other
-// thread would otherwise wait for it.
+// The panels are shared out between the threads in equal runs (parallel_for), unless there is
+// little to pack (as in gemm's own step 2): a recurrent weight is packed at the start of every
+// sequence, and the other thread would otherwise wait for it.
 void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out) {
   const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
   const int64_t kc_max = block_size(K, KC, 1), n_panels = ceil_div(N, NR);

@@ -23,7 +23,7 @@ Shape reduced_shape(const Shape& shape, int axis, bool keepdim) {
 }
 
 // The sum of n contiguous values, in double, in lane_sum's fixed order (reduce.h).
-double sum_contiguous(const real* x, int64_t n) {
+SEQGRAD_INLINE_LOOP double sum_contiguous(const real* x, int64_t n) {
   return lane_sum(n, [x](int64_t k) { return static_cast<double>(x[k]); });
 }
 

@@ -38,8 +38,10 @@ Tensor max(const Tensor& x);  // over all elements
 // for the one before it (4 cycles each); 16 independent ones, lane j taking k = j, j + 16, ...,
 // keep the vector adders busy, and are combined pairwise at the end. The order of the additions
 // depends on n alone, never on the thread count.
+// (Always inlined: a loop compiled per instruction set, tensor/isa_loop.h, then has it compiled
+// for that set too.)
 template <class Term>
-double lane_sum(int64_t n, Term term) {
+__attribute__((always_inline)) inline double lane_sum(int64_t n, Term term) {
   // The 16 lanes as four vectors of 4 doubles: acc[q][i] is lane 4q + i. Written as vectors so
   // that starting at zero is four register moves and the pairwise combine four vector adds,
   // which matters for the 20-value rows of attention; the additions are the same either way.

@@ -44,7 +44,7 @@ void for_each_row(const Shape& shape, int axis, F fn) {
 // max over x[0 : n), the same as a loop of m = std::max(m, x[k]) from -inf, but with 8 maxima
 // running side by side in a vector: one running maximum makes every step wait for the last.
 // (A NaN is skipped in both forms: a comparison with it is false.)
-static real row_max(const real* x, int64_t n) {
+static SEQGRAD_INLINE_LOOP real row_max(const real* x, int64_t n) {
   typedef real vec __attribute__((vector_size(32)));
   constexpr int64_t lanes = 32 / sizeof(real);
   vec lm = vec{} + kNegInf;
@@ -67,7 +67,7 @@ static real row_max(const real* x, int64_t n) {
 // of rows at once (vmath.h), keeping the vector unit busy. The sums go in lanes (reduce.h).
 static int64_t softmax_block_rows(int64_t n) { return std::max<int64_t>(1, 2048 / n); }  // about 8 KB: in L1
 
-static void softmax_rows_loop(const real* x, real* y, int64_t rows, int64_t n) {
+static SEQGRAD_INLINE_LOOP void softmax_rows_loop(const real* x, real* y, int64_t rows, int64_t n) {
   const int64_t block = softmax_block_rows(n);
   for (int64_t b0 = 0; b0 < rows; b0 += block) {
     const int64_t b1 = std::min(rows, b0 + block);
@@ -149,7 +149,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t axis, real sc
 // a branch in the one-loop form `m[k] != 0 ? -inf : x[k] * scale` (the multiply could raise a
 // floating-point exception, so it is not computed where the branch would skip it); each loop
 // alone becomes vector multiplies or vector blends.
-static void scale_and_mask(const real* __restrict x, const real* __restrict m, real* __restrict y, int64_t n,
+static SEQGRAD_INLINE_LOOP void scale_and_mask(const real* __restrict x, const real* __restrict m, real* __restrict y, int64_t n,
                            real scale) {
   for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale;
   if (m)
