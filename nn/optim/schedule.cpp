@@ -33,6 +33,17 @@ real StepLR::lr_at(int64_t step) const {
   return base_lr_ * static_cast<real>(std::pow(static_cast<double>(gamma_), static_cast<double>(step / step_size_)));
 }
 
+namespace {
+
+// eta_min + (base_lr - eta_min) (1 + cos(pi t / span)) / 2: the half cosine from base_lr at
+// t = 0 down to eta_min at t = span, shared by the two cosine schedules.
+real half_cosine(real base_lr, real eta_min, int64_t t, int64_t span) {
+  const double cosine = std::cos(M_PI * static_cast<double>(t) / static_cast<double>(span));
+  return static_cast<real>(eta_min + (base_lr - eta_min) * (1 + cosine) / 2);
+}
+
+}  // namespace
+
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, real eta_min)
     : LRScheduler(optimizer), t_max_(t_max), eta_min_(eta_min) {
   check(t_max > 0, "CosineAnnealingLR: expected a positive t_max, got ", t_max);
@@ -41,8 +52,7 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, real e
 
 real CosineAnnealingLR::lr_at(int64_t step) const {
   if (step >= t_max_) return eta_min_;
-  const double cosine = std::cos(M_PI * static_cast<double>(step) / static_cast<double>(t_max_));
-  return static_cast<real>(eta_min_ + (base_lr_ - eta_min_) * (1 + cosine) / 2);
+  return half_cosine(base_lr_, eta_min_, step, t_max_);
 }
 
 WarmupCosineLR::WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t t_max, real eta_min)
@@ -55,9 +65,7 @@ WarmupCosineLR::WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64
 real WarmupCosineLR::lr_at(int64_t step) const {
   if (step < warmup_ && step < t_max_) return base_lr_ * static_cast<real>(step + 1) / static_cast<real>(warmup_);
   if (step >= t_max_) return eta_min_;
-  // The cosine of CosineAnnealingLR::lr_at over the steps after the ramp (the same arithmetic).
-  const double cosine = std::cos(M_PI * static_cast<double>(step - warmup_) / static_cast<double>(t_max_ - warmup_));
-  return static_cast<real>(eta_min_ + (base_lr_ - eta_min_) * (1 + cosine) / 2);
+  return half_cosine(base_lr_, eta_min_, step - warmup_, t_max_ - warmup_);  // over the steps after the ramp
 }
 
 LinearWarmupLR::LinearWarmupLR(Optimizer& optimizer, int64_t warmup_steps) : LRScheduler(optimizer), warmup_(warmup_steps) {
