@@ -17,7 +17,6 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 
 #include "data/batch.h"
 #include "data/metrics.h"
@@ -128,13 +127,7 @@ void train(Captioner& m, const Config& c, const data::Vocab& vocab, std::mutex& 
     nn::clip_grad_norm(m.model->parameters(), 1);
     opt.step();
     schedule.step();
-    if (step == 1 || step % std::max<int64_t>(1, c.steps / 10) == 0) {
-      std::ostringstream line;
-      line << "  seed " << std::left << std::setw(4) << m.seed << std::right << " step " << std::setw(5) << step << "/"
-           << c.steps << "  loss " << std::fixed << std::setprecision(4) << loss.item() << "\n";
-      std::lock_guard<std::mutex> lock(print);
-      std::cout << line.str() << std::flush;
-    }
+    examples::print_progress(print, m.seed, step, c.steps, loss.item());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +19,15 @@ std::string over_seeds(const std::vector<int64_t>& seeds) {
   std::string list;
   for (int64_t s : seeds) list += (list.empty() ? "" : ", ") + std::to_string(s);
   return ": mean (min-max) over n = " + std::to_string(seeds.size()) + " seeds (" + list + ")";
+}
+
+void print_progress(std::mutex& print, int64_t seed, int64_t step, int64_t steps, double loss) {
+  if (step != 1 && step % std::max<int64_t>(1, steps / 10) != 0) return;
+  std::ostringstream line;
+  line << "  seed " << std::left << std::setw(4) << seed << std::right << " step " << std::setw(5) << step << "/"
+       << steps << "  loss " << std::fixed << std::setprecision(4) << loss << "\n";
+  std::lock_guard<std::mutex> lock(print);
+  std::cout << line.str() << std::flush;
 }
 
 void two_at_a_time(size_t n, const std::function<void(size_t)>& job) {

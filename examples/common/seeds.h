@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,11 @@ std::string over_seeds(const std::vector<int64_t>& seeds);
 // once, each job on one thread: an example's small models keep a core busy on their own. The
 // jobs must not share a model; printing is theirs to guard.
 void two_at_a_time(size_t n, const std::function<void(size_t)>& job);
+
+// One run's progress among runs trained two at a time: a line on the first step and every
+// tenth of the way, "  seed 11   step   100/1000  loss 0.4321", under `print`, the lock of the
+// output the runs share.
+void print_progress(std::mutex& print, int64_t seed, int64_t step, int64_t steps, double loss);
 
 // One row per model, one column per figure; add a row's figures once per run (seed):
 //   SeedTable table("model", {{"parameters", 0, SeedTable::Kind::Fixed}, {"test loss", 3}, {"exact match", 3}});

@@ -1,7 +1,11 @@
 // tests/examples/test_seeds.cpp - what the examples that train once per seed share
-// (examples/common/seeds.h): the title over seeds, every job run once on two threads, and the
-// table whose cells are one run's figure or "mean (min-max)"; its messages pinned.
+// (examples/common/seeds.h): the title over seeds, every job run once on two threads, a run's
+// progress lines, and the table whose cells are one run's figure or "mean (min-max)"; its
+// messages pinned.
 #include <atomic>
+#include <iostream>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,32 @@ TEST_CASE("two_at_a_time: every job runs exactly once") {
   examples::two_at_a_time(count.size(), [&](size_t i) { ++count[i]; });
   for (const auto& n : count) CHECK(n == 1);
   examples::two_at_a_time(0, [](size_t) { FAIL("no job to run"); });
+}
+
+TEST_CASE("print_progress: a line on the first step and every tenth of the run") {
+  std::ostringstream out;
+  std::streambuf* saved = std::cout.rdbuf(out.rdbuf());
+  std::mutex print;
+  for (int64_t step = 1; step <= 25; ++step) examples::print_progress(print, 11, step, 25, 0.25 * step);
+  examples::print_progress(print, 7, 1, 3, 2.5);  // fewer than 10 steps: every step
+  examples::print_progress(print, 7, 2, 3, 2.25);
+  std::cout.rdbuf(saved);
+  CHECK(out.str() ==
+        "  seed 11   step     1/25  loss 0.2500\n"
+        "  seed 11   step     2/25  loss 0.5000\n"
+        "  seed 11   step     4/25  loss 1.0000\n"
+        "  seed 11   step     6/25  loss 1.5000\n"
+        "  seed 11   step     8/25  loss 2.0000\n"
+        "  seed 11   step    10/25  loss 2.5000\n"
+        "  seed 11   step    12/25  loss 3.0000\n"
+        "  seed 11   step    14/25  loss 3.5000\n"
+        "  seed 11   step    16/25  loss 4.0000\n"
+        "  seed 11   step    18/25  loss 4.5000\n"
+        "  seed 11   step    20/25  loss 5.0000\n"
+        "  seed 11   step    22/25  loss 5.5000\n"
+        "  seed 11   step    24/25  loss 6.0000\n"
+        "  seed 7    step     1/3  loss 2.5000\n"
+        "  seed 7    step     2/3  loss 2.2500\n");
 }
 
 TEST_CASE("SeedTable: one run shows its figures; several show mean (min-max); fixed columns once") {
