@@ -10,6 +10,10 @@
 // for sources of S = 16, 64, 256, 1024 positions (the encoder runs before the clock starts). Global
 // attention scores all S positions at every step; local-m and local-p attention score only the
 // 2D + 1 = 7 positions of their window (D = 3), so their time should stay flat as S grows.
+// Part 3 times causal self-attention (batch 8, 4 heads of 32), forward and backward, for
+// T = S = 16 ... 512: every score computed (all_ms), and the queries in blocks that skip the
+// scores the causal mask hides wholly (block16_ms, block32_ms: query_block of 16 and 32 rows,
+// nn/attention/attention.h; 32 is the default, and neither splits below 4 blocks).
 //   make bench && build/bench_attention [--max-len N] [--repeats R]
 #include <algorithm>
 #include <chrono>
@@ -98,6 +102,27 @@ int main(int argc, char** argv) {
     std::printf("attention len=%lld ms=%.3f growth=%s\n", static_cast<long long>(L), m,
                 previous > 0 ? (std::to_string(m / previous).substr(0, 4) + "x").c_str() : "-");
     previous = m;
+  }
+
+  // Part 3: causal self-attention, 4 heads of 32, batch 8: all scores against query blocks that
+  // skip the wholly masked ones (nn/attention/attention.h, query_block).
+  std::printf("# causal self-attention, forward + backward, batch 8, 4 heads of 32, threads %d\n", get_num_threads());
+  for (int64_t L = 16; L <= std::min<int64_t>(max_len, 512); L *= 2) {
+    const Tensor q = randn({8, 4, L, 32}), k = randn({8, 4, L, 32}), v = randn({8, 4, L, 32});
+    const Tensor mask = nn::causal_mask(L);
+    auto time_ms = [&](int64_t block) {
+      std::vector<double> ms;
+      for (int64_t r = 0; r < repeats; ++r) {
+        Variable vq(q, true), vk(k, true), vv(v, true);
+        const auto t0 = std::chrono::steady_clock::now();
+        sum(nn::scaled_dot_product_attention(vq, vk, vv, mask, 0, /*need_weights=*/false, block).context).backward();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return median(ms);
+    };
+    const double all = time_ms(0), b16 = time_ms(16), b32 = time_ms(32);
+    std::printf("causal len=%lld all_ms=%.3f block16_ms=%.3f block32_ms=%.3f\n", static_cast<long long>(L),
+                all, b16, b32);
   }
 
   const int64_t D = 3;

@@ -75,8 +75,10 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
     kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
            trans_b, out.data() + i * M * N, nullptr, accumulate, nullptr);
   };
-  // Small matrices: one batch entry per task. Large ones: let gemm split each matrix.
-  if (batch > 1 && M * N * K < (1 << 18)) {
+  // Small matrices, or many of them (four per thread or more): one batch entry per task, each
+  // computed by one thread. A few large ones: let gemm split each matrix between the threads.
+  // (Either way each entry is one gemm call, so the bits do not depend on the choice.)
+  if (batch > 1 && (M * N * K < (1 << 18) || batch >= 4 * get_num_threads())) {
     parallel_for(0, batch, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) run(i);
     });

@@ -2,8 +2,10 @@
 // scaled dot-product attention.
 #include "nn/attention/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
@@ -282,16 +284,99 @@ AttentionResult attend(const Variable& scores, const Variable& values, const Ten
 // [docs:end]
 
 // [docs:sdpa]
-AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask) {
+// One block of queries against the keys it may see: q (..., Tb, HS), k (..., n, HS), v (..., n, HV),
+// mask broadcasting to (..., Tb, n) -> the weights (..., Tb, n) and the context (..., Tb, HV).
+AttentionResult attend_block(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
+                             real dropout_p) {
+  // weights = masked_softmax(q k^T / sqrt(HS), mask): the scaling, the mask and the softmax in
+  // one kernel (tensor/softmax.h), tested equal to that composition.
+  Variable scores = matmul(q, k, false, /*trans_b=*/true);  // (..., Tb, n)
+  AttentionResult r;
+  r.weights = scaled_masked_softmax(scores, mask, 1 / std::sqrt(static_cast<real>(q.size(-1))));
+  // Dropout on the weights, if any, drops whole (query, key) pairs; the weights returned are
+  // those before it.
+  r.context = matmul(dropout(r.weights, dropout_p, /*training=*/dropout_p > 0), v);  // (..., Tb, HV)
+  return r;
+}
+// [docs:end]
+
+// [docs:query_blocks]
+// How many keys each query can see at all: visible[t] is one past the last key that query t may
+// attend to in some leading entry of the mask (mask broadcasting to (..., T, S)). Keys from
+// visible[t] on are masked for query t everywhere. A causal mask gives visible[t] = t + 1.
+std::vector<int64_t> visible_keys(const Tensor& mask, int64_t T, int64_t S) {
+  std::vector<int64_t> visible(static_cast<size_t>(T), S);
+  const int64_t rows = mask.defined() && mask.dim() >= 2 ? mask.size(-2) : 1;  // T, or 1 when shared
+  if (!mask.defined() || mask.size(-1) != S || (rows != T && rows != 1)) return visible;
+  std::fill(visible.begin(), visible.end(), 0);
+  const real* m = mask.data();
+  for (int64_t row = 0; row < mask.numel() / S; ++row) {  // every (entry, query) row of the mask
+    int64_t s = S;
+    while (s > 0 && m[row * S + s - 1] != 0) --s;  // strip the masked keys at the end
+    const int64_t t = row % rows;
+    for (int64_t u = rows == T ? t : 0; u < (rows == T ? t + 1 : T); ++u) visible[u] = std::max(visible[u], s);
+  }
+  return visible;
+}
+
+// Queries [begin, end) see only keys [0, keys).
+struct QueryBlock {
+  int64_t begin, end, keys;
+};
+
+// The queries cut into 4 to 8 blocks of at least `block` rows, each with the keys its rows can
+// see (at least 1, so a fully masked block still has a row of weights, all zero). One block of
+// every query and key when the mask hides no block of keys, or T < 4 blocks: below that the
+// products saved do not pay for the extra copies and graph nodes (bench/bench_attention.cpp).
+std::vector<QueryBlock> query_blocks(const Tensor& mask, int64_t T, int64_t S, int64_t block) {
+  const std::vector<QueryBlock> whole{{0, T, S}};
+  if (block <= 0 || T < 4 * block) return whole;
+  const int64_t count = std::min<int64_t>(8, T / block);
+  block = (T + count - 1) / count;
+  const std::vector<int64_t> visible = visible_keys(mask, T, S);
+  std::vector<QueryBlock> blocks;
+  bool skips = false;
+  for (int64_t begin = 0; begin < T; begin += block) {
+    const int64_t end = std::min(T, begin + block);
+    const int64_t keys = std::max<int64_t>(1, *std::max_element(visible.begin() + begin, visible.begin() + end));
+    blocks.push_back({begin, end, keys});
+    skips = skips || keys < S;
+  }
+  return skips ? blocks : whole;
+}
+
+AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
+                                             real dropout_p, bool need_weights, int64_t query_block) {
   check(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() && q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2),
         "scaled_dot_product_attention: expected q (..., T, HS), k (..., S, HS), v (..., S, HV), got ", q.shape(), ", ",
         k.shape(), ", ", v.shape());
-  // weights = masked_softmax(q k^T / sqrt(HS), mask): the scaling, the mask and the softmax in
-  // one kernel (tensor/softmax.h), tested equal to that composition.
-  Variable scores = matmul(q, k, false, /*trans_b=*/true);  // (..., T, S)
+  check(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: expected dropout_p in [0, 1], got ", dropout_p);
+  const int64_t T = q.size(-2), S = k.size(-2);
+  const std::vector<QueryBlock> blocks = query_blocks(mask, T, S, query_block);
+  if (blocks.size() == 1) {  // every query against every key
+    AttentionResult r = attend_block(q, k, v, mask, dropout_p);
+    if (!need_weights) r.weights = Variable();
+    return r;
+  }
+  // Block by block: queries [begin, end) against keys [0, keys). The scores of the keys past
+  // `keys` would all be masked, so they, their products with v and their gradients are skipped.
+  std::vector<Variable> contexts, weights;
+  for (const QueryBlock& b : blocks) {
+    Tensor m = mask;  // the mask's part for this block: its rows (if it has T) and first keys
+    if (m.dim() >= 2 && m.size(-2) == T) m = slice(m, m.dim() - 2, b.begin, b.end);
+    if (m.size(-1) == S) m = slice(m, m.dim() - 1, 0, b.keys);
+    const AttentionResult r =
+        attend_block(slice(q, -2, b.begin, b.end), b.keys < S ? slice(k, -2, 0, b.keys) : k,
+                     b.keys < S ? slice(v, -2, 0, b.keys) : v, m, dropout_p);
+    contexts.push_back(r.context);
+    if (!need_weights) continue;
+    Shape hidden = r.weights.shape();  // the skipped keys' weights, all 0
+    hidden.back() = S - b.keys;
+    weights.push_back(b.keys < S ? concat({r.weights, Variable(zeros(hidden))}, -1) : r.weights);
+  }
   AttentionResult r;
-  r.weights = scaled_masked_softmax(scores, mask, 1 / std::sqrt(static_cast<real>(q.size(-1))));
-  r.context = matmul(r.weights, v);  // (..., T, HV)
+  r.context = concat(contexts, -2);  // (..., T, HV)
+  if (need_weights) r.weights = concat(weights, -2);  // (..., T, S)
   return r;
 }
 // [docs:end]

@@ -79,20 +79,13 @@ MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, con
   // [docs:end]
 
   // [docs:heads]
-  Variable context, weights;
-  if (dropout > 0 && is_training()) {
-    // The composition scaled_dot_product_attention performs, with dropout on the weights.
-    Variable scores = matmul(q, k, false, /*trans_b=*/true);  // (B, NH, T, S)
-    weights = scaled_masked_softmax(scores, mask, 1 / std::sqrt(static_cast<real>(head_dim)));
-    context = matmul(seqgrad::dropout(weights, dropout, /*training=*/true), v);  // (B, NH, T, HS)
-  } else {
-    AttentionResult r = scaled_dot_product_attention(q, k, v, mask);
-    context = r.context;  // (B, NH, T, HS)
-    weights = r.weights;  // (B, NH, T, S)
-  }
+  // Dropout on the weights while training; with a causal mask, the blocks of wholly masked
+  // scores are skipped (query_block in nn/attention/attention.h).
+  const AttentionResult r = scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout : 0, need_weights);
+  const Variable& context = r.context;  // (B, NH, T, HS)
   // Join the heads: (B, NH, T, HS) -> (B, T, NH, HS) -> (B, T, C), then W_o.
   Variable joined = reshape(permute(context, {0, 2, 1, 3}), {B, T, embed_dim});
-  return {out_proj->forward(joined), need_weights ? weights : Variable()};
+  return {out_proj->forward(joined), r.weights};
   // [docs:end]
 }
 

@@ -1,9 +1,12 @@
 // tests/nn/test_attention.cpp - attention weights: sum to 1, zero where masked, no NaN when a
 // whole row is masked (forward and backward); score functions' shapes and formulas; the
 // weighted sum.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nn/attention/attention.h"
+#include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -101,7 +104,61 @@ TEST_CASE("scaled dot-product attention with a causal mask: position t sees only
     for (int64_t s = t + 1; s < 5; ++s) CHECK(w.at({0, 1, t, s}) == 0);
 }
 
+// The blocked computation against one block: values, weights and the gradients of q, k and v.
+namespace {
+void check_blocks_match_one_block(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                  int64_t query_block) {
+  Variable q0(q, true), k0(k, true), v0(v, true), q1(q, true), k1(k, true), v1(v, true);
+  const nn::AttentionResult one = nn::scaled_dot_product_attention(q0, k0, v0, mask, 0, true, /*query_block=*/0);
+  const nn::AttentionResult blocks = nn::scaled_dot_product_attention(q1, k1, v1, mask, 0, true, query_block);
+  CHECK(one.context.op() != "concat");
+  CHECK(blocks.context.op() == "concat");  // it did take the queries in blocks
+  CHECK(allclose(blocks.context.value(), one.context.value(), 1e-6, 1e-6));
+  CHECK(allclose(blocks.weights.value(), one.weights.value(), 1e-6, 1e-6));
+  const Tensor g = randn(one.context.shape());
+  sum(one.context * Variable(g)).backward();
+  sum(blocks.context * Variable(g)).backward();
+  CHECK(allclose(q1.grad(), q0.grad(), 1e-5, 1e-5));
+  CHECK(allclose(k1.grad(), k0.grad(), 1e-5, 1e-5));
+  CHECK(allclose(v1.grad(), v0.grad(), 1e-5, 1e-5));
+}
+}  // namespace
+
+TEST_CASE("causal attention in query blocks equals one block, and skips the keys no query of a block can see") {
+  manual_seed(4);
+  const Tensor q = randn({2, 3, 20, 8}), k = randn({2, 3, 20, 8}), v = randn({2, 3, 20, 8});
+  // Causal: 5 blocks of 4 queries; block b sees keys 0 .. 4b + 3.
+  check_blocks_match_one_block(q, k, v, nn::causal_mask(20), 4);
+  // Causal and padding together, (B, 1, T, S): the second sequence has 7 positions, so its
+  // later queries see keys 0..6 only; the first's see all 20.
+  const Tensor both = maximum(nn::padding_mask({20, 7}, 20).reshape({2, 1, 1, 20}), nn::causal_mask(20));
+  check_blocks_match_one_block(q, k, v, both, 4);
+  // Decoding a chunk of 12 after 8 cached positions: (12, 20), query t sees 0 .. 8 + t.
+  check_blocks_match_one_block(randn({2, 3, 12, 8}), k, v, nn::causal_mask_after(12, 8), 3);
+  // Keys hidden from every query are never read: with positions 14.. padded in both sequences,
+  // NaN in their values reaches the one-block result (0 * NaN) but not the blocked one.
+  Tensor nan_v = v.clone();
+  for (int64_t i = 0; i < nan_v.numel(); ++i)
+    if (i / 8 % 20 >= 14) nan_v.data()[i] = std::numeric_limits<real>::quiet_NaN();
+  const Tensor padded = nn::padding_mask({14, 14}, 20).reshape({2, 1, 1, 20});
+  const Variable vq(q), vk(k), vv(nan_v);
+  CHECK(std::isnan(nn::scaled_dot_product_attention(vq, vk, vv, padded, 0, true, 0).context.value().data()[0]));
+  const nn::AttentionResult r = nn::scaled_dot_product_attention(vq, vk, vv, padded, 0, true, 4);
+  const std::vector<real> c = r.context.value().to_vector();
+  CHECK(std::all_of(c.begin(), c.end(), [](real x) { return std::isfinite(x); }));
+  CHECK(r.weights.value().at({1, 2, 19, 14}) == 0);  // the skipped keys' weights are 0
+  // Fewer than 4 blocks' worth of queries, or no mask: one block.
+  CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, true, 6).context.op() != "concat");
+  CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), Tensor(), 0, true, 4).context.op() != "concat");
+  // need_weights = false: no weights.
+  CHECK(!nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, false, 4).weights.defined());
+  CHECK(!nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, false, 0).weights.defined());
+}
+
 TEST_CASE("attention errors") {
+  CHECK_THROWS_WITH_AS(nn::scaled_dot_product_attention(Variable(zeros({1, 2, 4})), Variable(zeros({1, 2, 4})),
+                                                       Variable(zeros({1, 2, 4})), Tensor(), 1.5),
+                       "scaled_dot_product_attention: expected dropout_p in [0, 1], got 1.5", std::invalid_argument);
   auto dot = nn::make_score("dot", 4, 4);
   CHECK_THROWS_WITH_AS(dot->forward(Variable(zeros({2, 4})), Variable(zeros({2, 3, 5}))),
                        "DotScore: expected keys of shape (B, S, 4), got [2, 3, 5]", std::invalid_argument);

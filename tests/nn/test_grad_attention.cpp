@@ -45,6 +45,11 @@ TEST_CASE("grad through attend with a padding mask, and through scaled dot-produ
   const Tensor causal = nn::causal_mask(3);
   CHECK_GRAD([causal](const Vars& v) { return nn::scaled_dot_product_attention(v[0], v[1], v[2], causal).context; },
              {randn({2, 2, 3, 4}), randn({2, 2, 3, 4}), randn({2, 2, 3, 4})});
+  // In query blocks: 4 blocks of 2 queries, each against the keys it can see.
+  const Tensor causal8 = nn::causal_mask(8);
+  CHECK_GRAD([causal8](const Vars& v) {
+    return nn::scaled_dot_product_attention(v[0], v[1], v[2], causal8, 0, true, /*query_block=*/2).context;
+  }, {randn({1, 2, 8, 3}), randn({1, 2, 8, 3}), randn({1, 2, 8, 3})});
 }
 
 TEST_SUITE_END();
