@@ -283,6 +283,8 @@ AttentionResult attend(const Variable& scores, const Variable& values, const Ten
 }
 // [docs:end]
 
+namespace {
+
 // [docs:sdpa]
 // One block of queries against the keys it may see: q (..., Tb, HS), k (..., n, HS), v (..., n, HV),
 // mask broadcasting to (..., Tb, n) -> the weights (..., Tb, n) and the context (..., Tb, HV).
@@ -306,8 +308,9 @@ AttentionResult attend_block(const Variable& q, const Variable& k, const Variabl
 // visible[t] on are masked for query t everywhere. A causal mask gives visible[t] = t + 1.
 std::vector<int64_t> visible_keys(const Tensor& mask, int64_t T, int64_t S) {
   std::vector<int64_t> visible(static_cast<size_t>(T), S);
-  const int64_t rows = mask.defined() && mask.dim() >= 2 ? mask.size(-2) : 1;  // T, or 1 when shared
-  if (!mask.defined() || mask.size(-1) != S || (rows != T && rows != 1)) return visible;
+  if (!mask.defined() || mask.dim() == 0 || S == 0 || mask.size(-1) != S) return visible;
+  const int64_t rows = mask.dim() >= 2 ? mask.size(-2) : 1;  // T, or 1 when every query shares it
+  if (rows != T && rows != 1) return visible;
   std::fill(visible.begin(), visible.end(), 0);
   const real* m = mask.data();
   for (int64_t row = 0; row < mask.numel() / S; ++row) {  // every (entry, query) row of the mask
@@ -324,10 +327,11 @@ struct QueryBlock {
   int64_t begin, end, keys;
 };
 
-// The queries cut into 4 to 8 blocks of at least `block` rows, each with the keys its rows can
-// see (at least 1, so a fully masked block still has a row of weights, all zero). One block of
-// every query and key when the mask hides no block of keys, or T < 4 blocks: below that the
-// products saved do not pay for the extra copies and graph nodes (bench/bench_attention.cpp).
+// The queries cut into count = min(8, T / block) blocks of ceil(T / count) rows (the last may be
+// shorter), each with the keys its rows can see (at least 1, so a fully masked block still has
+// a row of weights, all zero). One block of every query and key when the mask hides no block
+// of keys, or count < 4: below that the products saved do not pay for the extra copies and
+// graph nodes (bench/bench_attention.cpp).
 std::vector<QueryBlock> query_blocks(const Tensor& mask, int64_t T, int64_t S, int64_t block) {
   const std::vector<QueryBlock> whole{{0, T, S}};
   if (block <= 0 || T < 4 * block) return whole;
@@ -345,6 +349,8 @@ std::vector<QueryBlock> query_blocks(const Tensor& mask, int64_t T, int64_t S, i
   return skips ? blocks : whole;
 }
 
+}  // namespace
+
 AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
                                              real dropout_p, bool need_weights, int64_t query_block) {
   check(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() && q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2),
@@ -360,6 +366,10 @@ AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& 
   }
   // Block by block: queries [begin, end) against keys [0, keys). The scores of the keys past
   // `keys` would all be masked, so they, their products with v and their gradients are skipped.
+  // (The mask is checked against the whole scores first, so that an error names their shape.)
+  Shape scores = q.shape();  // (..., T, S)
+  scores.back() = S;
+  broadcast_shapes(mask.shape(), scores, "scaled_dot_product_attention: the mask against the scores");
   std::vector<Variable> contexts, weights;
   for (const QueryBlock& b : blocks) {
     Tensor m = mask;  // the mask's part for this block: its rows (if it has T) and first keys

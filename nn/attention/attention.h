@@ -122,11 +122,13 @@ AttentionResult attend(const Variable& scores, const Variable& values, const Ten
 //   dropout_p     dropout on the weights before they weigh v (the weights returned are those
 //                 before it); as torch's scaled_dot_product_attention, pass 0 when evaluating
 //   need_weights  false: the weights are not returned (undefined), nor assembled
-//   query_block   when T is at least 4 of these, the queries are cut into 4 to 8 blocks of at
-//                 least this many rows, and each block is scored only against the keys its rows
-//                 can see: with a causal mask, the blocks of scores above the diagonal, wholly
-//                 masked, are never computed. The result is the same as one block's (within
-//                 rounding); 0: always one block.
+//   query_block   when T is at least 4 of these, the queries are cut into min(8, T / query_block)
+//                 blocks of equal size (the last may be shorter), and each block is scored only
+//                 against the keys its rows can see: with a causal mask, the blocks of scores
+//                 above the diagonal, wholly masked, are never computed. The result is one
+//                 block's within rounding (to the bit in the forward while S <= 256); with
+//                 dropout, each block draws its own, so the same in distribution only. 0: always
+//                 one block.
 constexpr int64_t kAttentionQueryBlock = 32;
 AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v,
                                              const Tensor& mask = Tensor(), real dropout_p = 0,

@@ -1,8 +1,6 @@
 // nn/transformer/multihead_attention.cpp - projections into heads, masks, attention per head, the join.
 #include "nn/transformer/multihead_attention.h"
 
-#include <cmath>
-
 #include "nn/attention/attention.h"
 #include "nn/core/init.h"
 #include "tensor/check.h"

@@ -150,6 +150,25 @@ TEST_CASE("causal attention in query blocks equals one block, and skips the keys
   // Fewer than 4 blocks' worth of queries, or no mask: one block.
   CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, true, 6).context.op() != "concat");
   CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), Tensor(), 0, true, 4).context.op() != "concat");
+  // With dropout each block draws its own: still only the visible keys, and a seed repeats it.
+  auto dropped = [&](real p) {
+    manual_seed(5);
+    return nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), p, true, 4).context.value();
+  };
+  CHECK(dropped(0.5).to_vector() == dropped(0.5).to_vector());
+  CHECK(!allclose(dropped(0.5), dropped(0)));
+  CHECK(dropped(1).to_vector() == std::vector<real>(static_cast<size_t>(dropped(1).numel()), 0));  // all dropped
+  // A mask that does not fit is named against the whole scores, not a block's.
+  const Tensor causal3 = maximum(zeros({3, 1, 20, 20}), nn::causal_mask(20));  // 3 entries: q has 2
+  CHECK_THROWS_WITH_AS(nn::scaled_dot_product_attention(vq, vk, Variable(v), causal3, 0, true, 4),
+                       "scaled_dot_product_attention: the mask against the scores: shapes [3, 1, 20, 20] and "
+                       "[2, 3, 20, 20] cannot be broadcast together; expected equal sizes or 1 in each axis (from "
+                       "the right), got 3 and 2 in axis 0",
+                       std::invalid_argument);
+  // No keys at all, or a mask of one value: one block.
+  CHECK(nn::scaled_dot_product_attention(vq, Variable(zeros({2, 3, 0, 8})), Variable(zeros({2, 3, 0, 8})),
+                                         zeros({2, 1, 1, 0}), 0, true, 4).context.shape() == Shape{2, 3, 20, 8});
+  CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), scalar(0), 0, true, 4).context.op() != "concat");
   // need_weights = false: no weights.
   CHECK(!nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, false, 4).weights.defined());
   CHECK(!nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, false, 0).weights.defined());

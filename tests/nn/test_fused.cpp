@@ -208,7 +208,7 @@ TEST_CASE("scaled dot-product attention and multi-head attention run the fused s
   CHECK(nn::scaled_dot_product_attention(q, k, v).weights.op() == "scaled_masked_softmax");
   CHECK(nn::scaled_dot_product_attention(q, k, v, nn::padding_mask({5, 3}, 5).reshape({2, 1, 5})).weights.op() ==
         "scaled_masked_softmax");
-  for (real p : {real(0), real(0.2)}) {  // the path without dropout and the one with it
+  for (real p : {real(0), real(0.2)}) {  // without dropout and with it
     CAPTURE(p);
     nn::MultiHeadAttention mha(8, 2, p);
     const Variable x(randn({2, 5, 8}), true);
