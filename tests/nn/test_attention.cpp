@@ -150,7 +150,7 @@ TEST_CASE("causal attention in query blocks equals one block, and skips the keys
   // Fewer than 4 blocks' worth of queries, or no mask: one block.
   CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, true, 6).context.op() != "concat");
   CHECK(nn::scaled_dot_product_attention(vq, vk, Variable(v), Tensor(), 0, true, 4).context.op() != "concat");
-  // With dropout each block draws its own: still only the visible keys, and a seed repeats it.
+  // With dropout each block draws its own numbers: a seed repeats them, and p = 1 drops every weight.
   auto dropped = [&](real p) {
     manual_seed(5);
     return nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), p, true, 4).context.value();

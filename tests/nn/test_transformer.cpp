@@ -103,6 +103,37 @@ TEST_CASE("masked positions get exactly zero weight: key padding and causal mask
       }
 }
 
+TEST_CASE("a long causal self-attention, taken in query blocks: zero weights above the diagonal, no leak from the future") {
+  manual_seed(5);
+  nn::MultiHeadAttention mha(8, 2, /*dropout=*/0.25);
+  const int64_t T = 128;  // 4 query blocks of 32 (nn/attention/attention.h, query_block)
+  const Tensor causal = nn::causal_mask(T), x = randn({1, T, 8});
+  mha.eval();
+  const nn::MultiHeadAttentionResult r = mha.forward(Variable(x), Variable(x), Variable(x), Tensor(), causal, true);
+  const Tensor w = r.weights.value();  // (1, 2, T, T), assembled from the blocks
+  CHECK(w.shape() == Shape{1, 2, T, T});
+  for (int64_t t = 0; t < T; t += 9) {
+    real row = 0;
+    for (int64_t s = 0; s < T; ++s) row += w.at({0, 1, t, s});
+    CHECK(row == doctest::Approx(1));
+    CHECK(w.at({0, 1, t, t}) > 0);
+    if (t + 1 < T) CHECK(w.at({0, 1, t, T - 1}) == 0);
+  }
+  // Changing the last 40 positions leaves the outputs of the first 88 as they were.
+  Tensor later = x.clone();
+  for (int64_t i = 88 * 8; i < T * 8; ++i) later.data()[i] += 1;
+  const Tensor out2 = mha.forward(Variable(later), Variable(later), Variable(later), Tensor(), causal).output.value();
+  CHECK(allclose(slice(out2, 1, 0, 88), slice(r.output.value(), 1, 0, 88), 1e-6));
+  CHECK_FALSE(allclose(slice(out2, 1, 88, T), slice(r.output.value(), 1, 88, T), 1e-3));
+  // Training, with dropout on each block's weights: finite gradients for every parameter.
+  mha.train();
+  Variable xv(x, true);
+  const Variable y = mha.forward(xv, xv, xv, Tensor(), causal).output;
+  sum(y * y).backward();
+  CHECK(all_finite(xv.grad()));
+  for (auto& p : mha.parameters()) CHECK(all_finite(p.grad()));
+}
+
 TEST_CASE("a fully masked row: zero weights, finite output and gradients") {
   manual_seed(4);
   nn::MultiHeadAttention mha(8, 2);
