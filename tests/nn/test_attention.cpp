@@ -174,6 +174,49 @@ TEST_CASE("causal attention in query blocks equals one block, and skips the keys
   CHECK(!nn::scaled_dot_product_attention(vq, vk, Variable(v), nn::causal_mask(20), 0, false, 0).weights.defined());
 }
 
+TEST_CASE("query blocks equal one block for random shapes and masks (causal, after a cache, padding, any 0/1)") {
+  Generator g(11);
+  int blocked = 0;  // trials that did take the queries in blocks
+  auto pick = [&g](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(g.randint(static_cast<uint64_t>(hi - lo + 1))); };
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int64_t B = pick(1, 2), H = pick(1, 2), T = pick(1, 32), past = pick(0, 6), S = T + past, HS = pick(1, 5);
+    Tensor mask;
+    switch (trial % 4) {
+      case 0: mask = nn::causal_mask_after(T, past); break;  // (T, S)
+      case 1: {                                              // causal and padding, (B, 1, T, S)
+        std::vector<int64_t> lengths;
+        for (int64_t b = 0; b < B; ++b) lengths.push_back(pick(0, S));
+        mask = maximum(nn::padding_mask(lengths, S).reshape({B, 1, 1, S}), nn::causal_mask_after(T, past));
+        break;
+      }
+      case 2: {  // padding alone, the same length for every sequence, (B, 1, 1, S)
+        const int64_t length = pick(1, S);
+        mask = nn::padding_mask(std::vector<int64_t>(static_cast<size_t>(B), length), S).reshape({B, 1, 1, S});
+        break;
+      }
+      default:  // any 0/1 mask, (B, H, T, S)
+        mask = gt(rand({B, H, T, S}), scalar(0.6f));
+    }
+    manual_seed(static_cast<uint64_t>(trial));
+    const Tensor q = randn({B, H, T, HS}), k = randn({B, H, S, HS}), v = randn({B, H, S, HS}), dc = randn({B, H, T, HS});
+    Variable q0(q, true), k0(k, true), v0(v, true), q1(q, true), k1(k, true), v1(v, true);
+    const nn::AttentionResult one = nn::scaled_dot_product_attention(q0, k0, v0, mask, 0, true, 0);
+    const nn::AttentionResult blocks = nn::scaled_dot_product_attention(q1, k1, v1, mask, 0, true, pick(1, 5));
+    REQUIRE(blocks.context.shape() == one.context.shape());
+    blocked += blocks.context.op() == "concat";
+    CHECK(allclose(blocks.context.value(), one.context.value(), 1e-6, 1e-6));
+    CHECK(allclose(blocks.weights.value(), one.weights.value(), 1e-6, 1e-6));
+    sum(one.context * Variable(dc)).backward();
+    sum(blocks.context * Variable(dc)).backward();
+    CHECK(allclose(q1.grad(), q0.grad(), 1e-5, 1e-5));
+    CHECK(allclose(k1.grad(), k0.grad(), 1e-5, 1e-5));
+    CHECK(allclose(v1.grad(), v0.grad(), 1e-5, 1e-5));
+  }
+  MESSAGE(blocked, " of 40 trials took the queries in blocks");
+  CHECK(blocked >= 15);
+}
+
 TEST_CASE("attention errors") {
   CHECK_THROWS_WITH_AS(nn::scaled_dot_product_attention(Variable(zeros({1, 2, 4})), Variable(zeros({1, 2, 4})),
                                                        Variable(zeros({1, 2, 4})), Tensor(), 1.5),
