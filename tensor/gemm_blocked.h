@@ -863,8 +863,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t n_panels = ceil_div(N, NR);
   // Shared out when it is big enough to pay for the handing out (kParallelMacs); and, when C has
   // too few panels to give each thread two of its own (so that the threads split it by rows
-  // and all read one packed B), when it is four times that: a (64, 128) x (128, 64) product
-  // split by rows took 0.6 times as long on one thread as on two.
+  // and all read one packed B), when it is four times that: split by rows, a (64, 128) x
+  // (128, 64) product ran on two threads at 0.6 times its speed on one.
   const int64_t macs = M * N * K;
   const bool parallel = macs >= kParallelMacs && (n_panels >= 2 * get_num_threads() || macs >= 4 * kParallelMacs) &&
                         !in_parallel_region() && get_num_threads() > 1;
