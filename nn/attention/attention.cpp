@@ -307,18 +307,17 @@ AttentionResult attend_block(const Variable& q, const Variable& k, const Variabl
 // attend to in some leading entry of the mask (mask broadcasting to (..., T, S)). Keys from
 // visible[t] on are masked for query t everywhere. A causal mask gives visible[t] = t + 1.
 std::vector<int64_t> visible_keys(const Tensor& mask, int64_t T, int64_t S) {
-  std::vector<int64_t> visible(static_cast<size_t>(T), S);
-  if (!mask.defined() || mask.dim() == 0 || S == 0 || mask.size(-1) != S) return visible;
+  if (!mask.defined() || mask.dim() == 0 || S == 0 || mask.size(-1) != S) return std::vector<int64_t>(T, S);
   const int64_t rows = mask.dim() >= 2 ? mask.size(-2) : 1;  // T, or 1 when every query shares it
-  if (rows != T && rows != 1) return visible;
-  std::fill(visible.begin(), visible.end(), 0);
+  if (rows != T && rows != 1) return std::vector<int64_t>(T, S);
+  std::vector<int64_t> visible(static_cast<size_t>(rows), 0);  // per row of the mask
   const real* m = mask.data();
   for (int64_t row = 0; row < mask.numel() / S; ++row) {  // every (entry, query) row of the mask
     int64_t s = S;
     while (s > 0 && m[row * S + s - 1] != 0) --s;  // strip the masked keys at the end
-    const int64_t t = row % rows;
-    for (int64_t u = rows == T ? t : 0; u < (rows == T ? t + 1 : T); ++u) visible[u] = std::max(visible[u], s);
+    visible[row % rows] = std::max(visible[row % rows], s);
   }
+  if (rows == 1) visible.assign(T, visible[0]);  // one row, shared by every query
   return visible;
 }
 
