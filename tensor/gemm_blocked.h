@@ -795,6 +795,13 @@ constexpr int64_t kShortAReals = 1 << 16;
 // (64, 128), pack 8,192.)
 constexpr int64_t kParallelPackReals = 1 << 15;
 
+// A task's block of C is revisited by every K block, and should stay in the core's L2 from one
+// K block to the next while the B panels stream past it. Up to this many reals (256 KB of
+// floats) it does; a wider task sweeps its panels in column chunks of about this size, every K
+// block for one chunk before the next (step 3). At n = 2048 a row block of C is 144 x 2048
+// floats, 1.2 MB, which the 2 MB of B panels of each K block pushed out of L2 every time.
+constexpr int64_t kCBlockReals = 1 << 16;
+
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
 // values, which pays for itself only when each panel is then used by enough slivers of A; with
 // at most 4 slivers (M <= 24) reading B directly is faster. Except when a row of B is a
@@ -952,30 +959,44 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
   //    Transformer step 2 to 3% for nothing.
+  //    A task whose block of C is wider than kCBlockReals, with more than one K block, goes
+  //    through its panels in column chunks, every K block for one chunk before the next, and
+  //    packs its A rows once for every K block (mb x K reals) instead of once per chunk.
   // [docs:tasks]
+  const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (mb * NR));
+  const int64_t chunk = K > kc_max && panels_per_task > chunk_most ? block_size(panels_per_task, chunk_most, 1)
+                                                                  : panels_per_task;  // panels per column chunk
+  const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place;  // A's rows packed for every K block
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
-    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * kc_max);
+    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * (a_whole ? K : kc_max));
     for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
-      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-        const int64_t kc = std::min(kc_max, K - k0);
-        const real* a_block = a_own;  // the A block (mc, kc), in L2
-        int64_t lda = kc;
-        if (a_in_place) {
-          a_block = A + i0 * K + k0;
-          lda = K;
-        } else if (share_a) {
-          a_block = a_shared + k0 * padded_m + i0 * kc;
-        } else {
-          pack_a(mc, kc, a, i0, k0, M, a_own);
+      if (a_whole)  // K block k0 of the rows at a_own + k0 mb
+        for (int64_t k0 = 0; k0 < K; k0 += kc_max) pack_a(mc, std::min(kc_max, K - k0), a, i0, k0, M, a_own + k0 * mb);
+      for (int64_t qa = q0; qa < q1; qa += chunk) {  // one column chunk (all of the task's panels, mostly)
+        const int64_t qb = std::min(q1, qa + chunk);
+        for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
+          const int64_t kc = std::min(kc_max, K - k0);
+          const real* a_block = a_own;  // the A block (mc, kc), in L2
+          int64_t lda = kc;
+          if (a_in_place) {
+            a_block = A + i0 * K + k0;
+            lda = K;
+          } else if (share_a) {
+            a_block = a_shared + k0 * padded_m + i0 * kc;
+          } else if (a_whole) {
+            a_block = a_own + k0 * mb;
+          } else {
+            pack_a(mc, kc, a, i0, k0, M, a_own);
+          }
+          macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, qa, qb, C, first_from, i0);  // C[i0 : i0 + mc, qa .. qb)
         }
-        macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, q0, q1, C, first_from, i0);  // C[i0 : i0 + mc, q0 .. q1)
       }
     }
   };

@@ -425,6 +425,55 @@ TEST_CASE("gemm kernels: the AVX2 and AVX-512 paths give the same bits") {
     }
 }
 
+TEST_CASE("gemm: a wide C with several K blocks, swept in column chunks, has the bits of its columns computed alone") {
+  // A task whose block of C is wider than 256 KB goes through its panels in column chunks, every
+  // K block for one chunk before the next, with its A rows packed once for all K blocks
+  // (tensor/gemm_blocked.h, kCBlockReals). (100, 1000, 520): 3 K blocks, and a row block of about
+  // 100 rows over 1000 columns, chunked on every path; 200 columns alone are not. Each piece of
+  // 200 columns of the whole product must be the same bits as that piece computed alone, and
+  // the whole within the reference's tolerance: a chunk that skipped a K block, took another K
+  // block's A rows or started from the wrong C would break both. Every transpose, with and
+  // without a bias, accumulating or not, on 1 and 2 threads, on every path.
+  const int64_t M = 100, N = 1000, K = 520, piece = 200;
+  const std::vector<real> A = random_values(M * K, 61), B = random_values(K * N, 62);
+  const std::vector<real> bias = random_values(N, 63), C0 = random_values(M * N, 64);
+  for (int t = 0; t < 16; ++t) {
+    const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4, accumulate = t & 8;
+    const real* b_row = with_bias ? bias.data() : nullptr;
+    std::vector<real> R(static_cast<size_t>(M * N));
+    gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data(), b_row);
+    for (const std::string& path : gemm_kernels()) {
+      UseKernel use(path);
+      for (const int threads : {1, 2}) {
+        ThreadCount count(threads);
+        CAPTURE(t);
+        CAPTURE(path);
+        CAPTURE(threads);
+        std::vector<real> C = C0;
+        gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data(), b_row, accumulate);
+        int64_t far = 0, differ = 0;
+        for (int64_t i = 0; i < M * N; ++i) {
+          const double ref = R[i] + (accumulate ? C0[i] : 0);
+          far += !(std::abs(C[i] - ref) <= tolerance(K, ref));
+        }
+        for (int64_t j0 = 0; j0 < N; j0 += piece) {  // columns [j0, j0 + piece) alone
+          std::vector<real> b(static_cast<size_t>(K * piece)), c(static_cast<size_t>(M * piece));
+          for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < piece; ++j)
+              (trans_b ? b[j * K + k] : b[k * piece + j]) = trans_b ? B[(j0 + j) * K + k] : B[k * N + j0 + j];
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < piece; ++j) c[i * piece + j] = C0[i * N + j0 + j];
+          gemm(M, piece, K, A.data(), trans_a, b.data(), trans_b, c.data(), b_row ? b_row + j0 : nullptr, accumulate);
+          for (int64_t i = 0; i < M; ++i)
+            differ += std::memcmp(&c[i * piece], &C[i * N + j0], piece * sizeof(real)) != 0;
+        }
+        CHECK(far == 0);
+        CHECK(differ == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("gemm kernels: an unknown kernel, or one this CPU cannot run, is refused") {
   const std::string before = gemm_kernel();
   CHECK_THROWS_WITH_AS(set_gemm_kernel("sse9"),
