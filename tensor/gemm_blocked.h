@@ -77,7 +77,7 @@ namespace {
 // in place; only a transposed A, or one whose rows alias (step 3 of gemm), is packed. Edges (M
 // not a multiple of MR, N not of NR) are zero-padded when packing, computed by the same kernel,
 // and only the valid part of the tile is written back. Small matrices skip packing B (see read_b_in_place) and small products skip the
-// threads (kParallelMacs).
+// threads (kParallelMacs, tensor/matmul.h).
 //
 // Threads: op(B) is packed once, by all threads together (a small B by the calling thread
 // alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
@@ -778,10 +778,6 @@ void gemm_tiny(int64_t M, int64_t N, int64_t K, int64_t kc_max, const Operand& a
     }
   }
 }
-
-// Below this many multiply-adds (about 8 microseconds of an AVX2 core, 4 of an AVX-512 one) one
-// thread does it all: handing work to another thread would cost more than it saves.
-constexpr int64_t kParallelMacs = 1 << 18;
 
 // A short C's tasks (step 1) each read all of op(A); up to this many reals (256 KB of floats,
 // half of a core's L2 here) it stays in the core's cache from one task to the next. The RNN

@@ -78,7 +78,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
   // Small matrices, or many of them (four per thread or more): one batch entry per task, each
   // computed by one thread. A few large ones: let gemm split each matrix between the threads.
   // (Either way each entry is one gemm call, so the bits do not depend on the choice.)
-  if (batch > 1 && (M * N * K < (1 << 18) || batch >= 4 * get_num_threads())) {
+  if (batch > 1 && (M * N * K < kParallelMacs || batch >= 4 * get_num_threads())) {
     parallel_for(0, batch, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) run(i);
     });

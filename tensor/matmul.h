@@ -17,6 +17,11 @@
 
 namespace seqgrad {
 
+// Below this many multiply-adds (about 8 microseconds of an AVX2 core, 4 of an AVX-512 one) a
+// product runs on one thread: handing work to another would cost more than it saves. gemm uses
+// it for one product, batched matmul for each entry of a batch.
+constexpr int64_t kParallelMacs = 1 << 18;
+
 // C = op(A) op(B) (+ bias) for contiguous row-major matrices; C (M, N) is overwritten.
 //   A is stored (M, K), or (K, M) when trans_a;  B is stored (K, N), or (N, K) when trans_b.
 //   bias, if given, is N values added to every row of C: each sum starts from bias[j] instead
