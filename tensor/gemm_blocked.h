@@ -797,6 +797,11 @@ constexpr int64_t kParallelPackReals = 1 << 15;
 // block for one chunk before the next (step 3). At n = 2048 a row block of C is 144 x 2048
 // floats, 1.2 MB, which the 2 MB of B panels of each K block pushed out of L2 every time.
 constexpr int64_t kCBlockReals = 1 << 16;
+// A chunked task keeps its packed A rows for every K block (mb x K reals) only up to this many
+// (4 MB of floats; 144 x 2048 is 295 K): the buffer stays with the thread (Scratch), and a
+// product with a very long K would otherwise leave tens of MB behind. Past it, A is packed
+// again for each chunk, as for each K block.
+constexpr int64_t kWholeAReals = 1 << 20;
 
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
 // values, which pays for itself only when each panel is then used by enough slivers of A; with
@@ -957,12 +962,13 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    Transformer step 2 to 3% for nothing.
   //    A task whose block of C is wider than kCBlockReals, with more than one K block, goes
   //    through its panels in column chunks, every K block for one chunk before the next, and
-  //    packs its A rows once for every K block (mb x K reals) instead of once per chunk.
+  //    packs its A rows once for every K block (mb x K reals, up to kWholeAReals) instead of
+  //    once per chunk.
   // [docs:tasks]
   const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (mb * NR));
   const int64_t chunk = K > kc_max && panels_per_task > chunk_most ? block_size(panels_per_task, chunk_most, 1)
                                                                   : panels_per_task;  // panels per column chunk
-  const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place;  // A's rows packed for every K block
+  const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
