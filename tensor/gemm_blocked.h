@@ -462,7 +462,7 @@ class Scratch {
   int64_t capacity_ = 0;
 };
 
-thread_local Scratch tls_a_block;   // one packed A block, per thread that runs tasks
+thread_local Scratch tls_a_block;   // a task's packed A block (or all its K blocks: kWholeAReals), per thread
 thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
 thread_local Scratch tls_a_shared;  // the whole packed op(A), when tasks share it (see gemm)
 thread_local Scratch tls_bias;      // the bias, zero-padded to whole panels
@@ -792,10 +792,12 @@ constexpr int64_t kShortAReals = 1 << 16;
 constexpr int64_t kParallelPackReals = 1 << 15;
 
 // A task's block of C is revisited by every K block, and should stay in the core's L2 from one
-// K block to the next while the B panels stream past it. Up to this many reals (256 KB of
-// floats) it does; a wider task sweeps its panels in column chunks of about this size, every K
-// block for one chunk before the next (step 3). At n = 2048 a row block of C is 144 x 2048
-// floats, 1.2 MB, which the 2 MB of B panels of each K block pushed out of L2 every time.
+// K block to the next while the B panels stream past it. A block of more than twice this many
+// reals (512 KB of floats) is swept in column chunks of at most this many (256 KB), every K
+// block for one chunk before the next (step 3). At n = 2048 on one thread a row block of C is
+// 144 x 2048 floats (the AVX-512 copy), 1.2 MB, which the 2 MB of B panels of each K block
+// pushed out of L2 every time. (Blocks just over 256 KB gained nothing from chunks, and a
+// Transformer's weight gradient of 132 x 512 floats lost 2%: hence the margin.)
 constexpr int64_t kCBlockReals = 1 << 16;
 // A chunked task keeps its packed A rows for every K block (mb x K reals) only up to this many
 // (4 MB of floats; 144 x 2048 is 295 K): the buffer stays with the thread (Scratch), and a
@@ -960,14 +962,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
   //    Transformer step 2 to 3% for nothing.
-  //    A task whose block of C is wider than kCBlockReals, with more than one K block, goes
+  //    A task whose block of C is over twice kCBlockReals, with more than one K block, goes
   //    through its panels in column chunks, every K block for one chunk before the next, and
   //    packs its A rows once for every K block (mb x K reals, up to kWholeAReals) instead of
   //    once per chunk.
   // [docs:tasks]
   const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (mb * NR));
-  const int64_t chunk = K > kc_max && panels_per_task > chunk_most ? block_size(panels_per_task, chunk_most, 1)
-                                                                  : panels_per_task;  // panels per column chunk
+  const bool chunked = K > kc_max && mb * panels_per_task * NR > 2 * kCBlockReals;
+  const int64_t chunk = chunked ? block_size(panels_per_task, chunk_most, 1) : panels_per_task;  // panels per column chunk
   const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};

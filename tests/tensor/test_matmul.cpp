@@ -425,51 +425,91 @@ TEST_CASE("gemm kernels: the AVX2 and AVX-512 paths give the same bits") {
     }
 }
 
+namespace {
+
+// Random operands of an (M, N, K) product: A, B, a bias row, C's old values and an addend.
+struct Operands {
+  int64_t M, N, K;
+  std::vector<real> A, B, bias, C0, D;
+  Operands(int64_t m, int64_t n, int64_t k)
+      : M(m), N(n), K(k), A(random_values(m * k, 61)), B(random_values(k * n, 62)), bias(random_values(n, 63)),
+        C0(random_values(m * n, 64)), D(random_values(m * n, 65)) {}
+};
+
+// gemm of o, and the same product computed `piece` columns at a time (each piece alone, too
+// narrow to be cut into column chunks): the number of rows of C whose bits differ between the
+// two. Variant t: bit 0 trans_a, 1 trans_b, 2 a bias, 3 accumulating onto C0, 4 an addend D
+// (C = D + product). `whole`, if given, receives the whole C.
+int64_t rows_differing_from_pieces(const Operands& o, int64_t piece, int t, std::vector<real>* whole = nullptr) {
+  const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4, accumulate = t & 8, with_addend = t & 16;
+  const int64_t M = o.M, N = o.N, K = o.K;
+  std::vector<real> C = o.C0;
+  gemm(M, N, K, o.A.data(), trans_a, o.B.data(), trans_b, C.data(), with_bias ? o.bias.data() : nullptr, accumulate,
+       with_addend ? o.D.data() : nullptr);
+  int64_t differ = 0;
+  for (int64_t j0 = 0; j0 < N; j0 += piece) {  // columns [j0, j0 + n) alone
+    const int64_t n = std::min(piece, N - j0);
+    std::vector<real> b(static_cast<size_t>(K * n)), c(static_cast<size_t>(M * n)), d(static_cast<size_t>(M * n));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < n; ++j)
+        (trans_b ? b[j * K + k] : b[k * n + j]) = trans_b ? o.B[(j0 + j) * K + k] : o.B[k * N + j0 + j];
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        c[i * n + j] = o.C0[i * N + j0 + j];
+        d[i * n + j] = o.D[i * N + j0 + j];
+      }
+    gemm(M, n, K, o.A.data(), trans_a, b.data(), trans_b, c.data(), with_bias ? o.bias.data() + j0 : nullptr, accumulate,
+         with_addend ? d.data() : nullptr);
+    for (int64_t i = 0; i < M; ++i) differ += std::memcmp(&c[i * n], &C[i * N + j0], n * sizeof(real)) != 0;
+  }
+  if (whole) *whole = C;
+  return differ;
+}
+
+}  // namespace
+
 TEST_CASE("gemm: a wide C with several K blocks, swept in column chunks, has the bits of its columns computed alone") {
-  // A task whose block of C is wider than 256 KB goes through its panels in column chunks, every
-  // K block for one chunk before the next, with its A rows packed once for all K blocks
-  // (tensor/gemm_blocked.h, kCBlockReals). (100, 1000, 520): 3 K blocks, and a row block of about
-  // 100 rows over 1000 columns, chunked on every path; 200 columns alone are not. Each piece of
-  // 200 columns of the whole product must be the same bits as that piece computed alone, and
-  // the whole within the reference's tolerance: a chunk that skipped a K block, took another K
-  // block's A rows or started from the wrong C would break both. Every transpose, with and
-  // without a bias, accumulating or not, on 1 and 2 threads, on every path.
-  const int64_t M = 100, N = 1000, K = 520, piece = 200;
-  const std::vector<real> A = random_values(M * K, 61), B = random_values(K * N, 62);
-  const std::vector<real> bias = random_values(N, 63), C0 = random_values(M * N, 64);
-  for (int t = 0; t < 16; ++t) {
-    const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4, accumulate = t & 8;
-    const real* b_row = with_bias ? bias.data() : nullptr;
-    std::vector<real> R(static_cast<size_t>(M * N));
-    gemm_reference(M, N, K, A.data(), trans_a, B.data(), trans_b, R.data(), b_row);
-    for (const std::string& path : gemm_kernels()) {
-      UseKernel use(path);
-      for (const int threads : {1, 2}) {
-        ThreadCount count(threads);
+  // A task whose block of C is over 512 KB goes through its panels in column chunks of at most
+  // 256 KB, every K block for one chunk before the next, with its A rows packed once for all
+  // K blocks up to 4 MB of them (tensor/gemm_blocked.h, kCBlockReals, kWholeAReals). Each piece
+  // of the whole product must be the same bits as those columns computed alone: a chunk that
+  // skipped a K block, took another K block's A rows, skipped panels or started from the wrong
+  // C (bias, addend, accumulate) would differ. On every path, with its own tile sizes:
+  //   (100, 1400, 520), 1 thread: rows of about 100 by 1400 columns, 3 K blocks, chunked; every
+  //     variant, and the whole against the reference too;
+  //   (100, 5200, 700), 2 threads: each thread's column tasks chunked, their B panels packed by
+  //     the task, A shared between tasks when transposed, read in place when not;
+  //   (144, 960, 7300), 1 thread, A transposed: 144 rows by 7300 are more than 4 MB of packed A,
+  //     so A is packed again for each chunk.
+  const Operands wide(100, 1400, 520), split(100, 5200, 700), deep(144, 960, 7300);
+  const int64_t M = wide.M, N = wide.N, K = wide.K;
+  std::vector<std::vector<real>> refs(8);  // op(A) op(B) (+ bias), by the first three bits of t
+  for (int t = 0; t < 8; ++t) {
+    refs[t].resize(static_cast<size_t>(M * N));
+    gemm_reference(M, N, K, wide.A.data(), t & 1, wide.B.data(), t & 2, refs[t].data(), t & 4 ? wide.bias.data() : nullptr);
+  }
+  for (const std::string& path : gemm_kernels()) {
+    UseKernel use(path);
+    CAPTURE(path);
+    {
+      ThreadCount one(1);
+      for (int t = 0; t < 20; ++t) {  // 16 to 19: the addend, every transpose
         CAPTURE(t);
-        CAPTURE(path);
-        CAPTURE(threads);
-        std::vector<real> C = C0;
-        gemm(M, N, K, A.data(), trans_a, B.data(), trans_b, C.data(), b_row, accumulate);
-        int64_t far = 0, differ = 0;
+        std::vector<real> C;
+        CHECK(rows_differing_from_pieces(wide, 200, t, &C) == 0);
+        int64_t far = 0;
         for (int64_t i = 0; i < M * N; ++i) {
-          const double ref = R[i] + (accumulate ? C0[i] : 0);
+          const double ref = refs[t & 7][i] + (t & 16 ? wide.D[i] : t & 8 ? wide.C0[i] : 0);
           far += !(std::abs(C[i] - ref) <= tolerance(K, ref));
         }
-        for (int64_t j0 = 0; j0 < N; j0 += piece) {  // columns [j0, j0 + piece) alone
-          std::vector<real> b(static_cast<size_t>(K * piece)), c(static_cast<size_t>(M * piece));
-          for (int64_t k = 0; k < K; ++k)
-            for (int64_t j = 0; j < piece; ++j)
-              (trans_b ? b[j * K + k] : b[k * piece + j]) = trans_b ? B[(j0 + j) * K + k] : B[k * N + j0 + j];
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t j = 0; j < piece; ++j) c[i * piece + j] = C0[i * N + j0 + j];
-          gemm(M, piece, K, A.data(), trans_a, b.data(), trans_b, c.data(), b_row ? b_row + j0 : nullptr, accumulate);
-          for (int64_t i = 0; i < M; ++i)
-            differ += std::memcmp(&c[i * piece], &C[i * N + j0], piece * sizeof(real)) != 0;
-        }
         CHECK(far == 0);
-        CHECK(differ == 0);
       }
+      CHECK(rows_differing_from_pieces(deep, 480, /*trans_a*/ 1) == 0);
+    }
+    ThreadCount two(2);
+    for (const int t : {0, 1, 9}) {
+      CAPTURE(t);
+      CHECK(rows_differing_from_pieces(split, 1040, t) == 0);
     }
   }
 }
