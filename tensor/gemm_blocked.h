@@ -971,18 +971,20 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const bool chunked = K > kc_max && mb * panels_per_task * NR > 2 * kCBlockReals;
   const int64_t chunk = chunked ? block_size(panels_per_task, chunk_most, 1) : panels_per_task;  // panels per column chunk
   const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
+  const int64_t a_stride = round_up(mb * kc_max, kLine);  // from one K block's A rows to the next, whole cache lines
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
-    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(mb * (a_whole ? K : kc_max));
+    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(a_whole ? ceil_div(K, kc_max) * a_stride : mb * kc_max);
     for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
-      if (a_whole)  // K block k0 of the rows at a_own + k0 mb
-        for (int64_t k0 = 0; k0 < K; k0 += kc_max) pack_a(mc, std::min(kc_max, K - k0), a, i0, k0, M, a_own + k0 * mb);
+      if (a_whole)  // K block k0 of the rows at a_own + (k0 / kc_max) a_stride
+        for (int64_t k0 = 0; k0 < K; k0 += kc_max)
+          pack_a(mc, std::min(kc_max, K - k0), a, i0, k0, M, a_own + k0 / kc_max * a_stride);
       for (int64_t qa = q0; qa < q1; qa += chunk) {  // one column chunk (all of the task's panels, mostly)
         const int64_t qb = std::min(q1, qa + chunk);
         for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
@@ -995,7 +997,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
           } else if (share_a) {
             a_block = a_shared + k0 * padded_m + i0 * kc;
           } else if (a_whole) {
-            a_block = a_own + k0 * mb;
+            a_block = a_own + k0 / kc_max * a_stride;
           } else {
             pack_a(mc, kc, a, i0, k0, M, a_own);
           }
