@@ -970,7 +970,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (mb * NR));
   const bool chunked = K > kc_max && mb * panels_per_task * NR > 2 * kCBlockReals;
   const int64_t chunk = chunked ? block_size(panels_per_task, chunk_most, 1) : panels_per_task;  // panels per column chunk
-  const bool a_whole = chunk < panels_per_task && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
+  const bool a_whole = chunked && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
   const int64_t a_stride = round_up(mb * kc_max, kLine);  // from one K block's A rows to the next, whole cache lines
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   std::atomic<int64_t> next_task{0};
