@@ -377,22 +377,33 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
   for (int64_t v = 0; v < NV; ++v) start[v] = bias ? *as_kvec(bias + v * KVL) : kvec{};
   kvec acc[MR][NV];
 #pragma GCC unroll 8
-  for (int64_t i = 0; i < MR; ++i) {
+  for (int64_t i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
-    // Start fetching the C tile (and what it is added to) now; it is needed only after the loop.
-    // (Rows past m, which may lie past the end of C, fetch row m - 1 again.)
-    const int64_t row = std::min(i, m - 1) * ldc;
-    __builtin_prefetch(c + row, 1);
-    __builtin_prefetch(c + row + NR - 1, 1);
-    if (from && from != c) {
-      __builtin_prefetch(from + row);
-      __builtin_prefetch(from + row + NR - 1);
+  // Start fetching the C tile (and what it is added to) now; it is needed only after the loop.
+  // Rows past m, which may lie past the end of C, fetch row m - 1 again; a full tile, the usual
+  // case, is written out on its own, so that its addresses take no minimum.
+  const real* other = from && from != c ? from : nullptr;
+  auto fetch_row = [&](int64_t r) {
+    __builtin_prefetch(c + r * ldc, 1);
+    __builtin_prefetch(c + r * ldc + NR - 1, 1);
+    if (other) {
+      __builtin_prefetch(other + r * ldc);
+      __builtin_prefetch(other + r * ldc + NR - 1);
     }
-  }
+  };
+  if (m == MR)
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) fetch_row(i);
+  else
+    for (int64_t i = 0; i < MR; ++i) fetch_row(std::min(i, m - 1));
   // [docs:micro_kernel_loop]
   const real* a_row[MR];  // the sliver's rows; past row m, repeats of its last (never stored)
-  for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
+  if (m == MR)  // (the usual full tile, written out: no minimum to take for its row pointers)
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) a_row[i] = a + i * lda;
+  else
+    for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
     kvec bk[NV];  // row k of the panel
@@ -516,7 +527,7 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
     // While this panel is in use, bring the next one into cache, a slice per sliver, so the
     // first sliver of the next panel does not wait for memory.
     const real* next = q + 1 < q1 && bp.is_packed(q + 1) ? bp.packed_panel(k0, kc, q + 1) : nullptr;
-    const int64_t slice = round_up(ceil_div(kc * NR, slivers), kLine);
+    const int64_t slice = next ? round_up(ceil_div(kc * NR, slivers), kLine) : 0;
     for (int64_t s = 0; s < slivers; ++s) {
       if (next)
         for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
@@ -953,7 +964,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t pack_reals = (b_items * NR + a_items * MR) * K;  // about what step 2 copies
   if (parallel && items > 1 && pack_reals > kParallelPackReals)
     on_threads(std::min(threads, items), pack);
-  else
+  else if (items > 0)
     pack(0, 1);
 
   // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
@@ -973,10 +984,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const bool a_whole = chunked && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
   const int64_t a_stride = round_up(mb * kc_max, kLine);  // from one K block's A rows to the next, whole cache lines
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
+  const bool shared_out = parallel && n_tasks > 1;
   std::atomic<int64_t> next_task{0};
   auto run_tasks = [&](int64_t, int64_t) {
     real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(a_whole ? ceil_div(K, kc_max) * a_stride : mb * kc_max);
-    for (int64_t t; (t = next_task.fetch_add(1)) < n_tasks;) {
+    // The next task: from the shared counter, or, when this thread runs them all, simply the
+    // next one (a locked add less per task, which a product of one microsecond notices).
+    int64_t t = -1;
+    while ((t = shared_out ? next_task.fetch_add(1) : t + 1) < n_tasks) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
@@ -1006,7 +1021,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       }
     }
   };
-  if (parallel && n_tasks > 1)
+  if (shared_out)
     on_threads(std::min(threads, n_tasks), run_tasks);
   else
     run_tasks(0, 1);
