@@ -8,5 +8,6 @@
 #define SEQGRAD_GEMM_KERNEL_BYTES 64
 #define SEQGRAD_GEMM_MR 8
 #define SEQGRAD_GEMM_A_KMAJOR 1
+#define SEQGRAD_GEMM_B_IN_PLACE_SLIVERS 8
 #include "tensor/gemm_blocked.h"
 #endif

@@ -19,6 +19,8 @@
 //   SEQGRAD_GEMM_KERNEL_BYTES  the micro-kernel's vector width in bytes: 32 or 64
 //   SEQGRAD_GEMM_MR            rows of the register tile
 //   SEQGRAD_GEMM_A_KMAJOR      1 to pack A slivers k-major (kAKMajor below); 0 if not defined
+//   SEQGRAD_GEMM_B_IN_PLACE_SLIVERS  up to how many slivers of A read B in place (read_b_in_place);
+//                              4 if not defined
 // Everything else (packing, the tiny products, the driver) is the same code in every copy.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
@@ -817,16 +819,23 @@ constexpr int64_t kCBlockReals = 1 << 16;
 constexpr int64_t kWholeAReals = 1 << 20;
 
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
-// values, which pays for itself only when each panel is then used by enough slivers of A; with
-// at most 4 slivers (M <= 24) reading B directly is faster. Except when a row of B is a
-// multiple of 4 KB: then the rows of a panel all map to the same few cache sets, evict each
-// other, and only the single-sliver case (M <= 6) still wins. Transposed B is always packed.
-// (Measured on (M, 256) @ (256, N) for M = 6 .. 64 and N = 512, 1024; see docs/matmul.md.)
+// values, which pays for itself only when each panel is then used by enough slivers of A; up
+// to kInPlaceSlivers slivers reading B directly is faster: 4 (M <= 24) in the 256-bit copy,
+// measured on an AVX2 core with a 32 KB L1 and a 512 KB L2; 8 (M <= 64) in the AVX-512 copy,
+// measured on a core with a 48 KB L1 and a 2 MB L2, where an RNN step's (64, 128) @ (128, 512)
+// ran 10 to 17% faster in place. Except when a row of B is a multiple of 4 KB: then the rows of
+// a panel all map to the same few cache sets, evict each other, and only the single-sliver case
+// (M <= MR) still wins. Transposed B is always packed. (Measured on (M, 256) @ (256, N) for
+// M = 6 .. 64 and N = 512, 1024, and on (M, K) @ (K, 512) for M = 40 .. 144; docs/matmul.md.)
+#ifndef SEQGRAD_GEMM_B_IN_PLACE_SLIVERS
+#define SEQGRAD_GEMM_B_IN_PLACE_SLIVERS 4
+#endif
+constexpr int64_t kInPlaceSlivers = SEQGRAD_GEMM_B_IN_PLACE_SLIVERS;
 bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
   if (trans_b) return false;
   if (M <= MR) return true;
   const bool aliased_rows = (N * static_cast<int64_t>(sizeof(real))) % 4096 == 0;
-  return M <= 4 * MR && !aliased_rows;
+  return M <= kInPlaceSlivers * MR && !aliased_rows;
 }
 
 }  // namespace
