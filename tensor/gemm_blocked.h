@@ -84,7 +84,8 @@ namespace {
 // Threads: op(B) is packed once, by all threads together (a small B by the calling thread
 // alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
 // reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that
-// one thread computes entirely, taking the next task from a shared counter.
+// one thread computes entirely. The tasks are dealt out in runs, one per thread; a thread
+// works through its own run first and then helps with the others'.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
 // block, stored (first block), or added to C's old value (later blocks; every block when gemm
@@ -976,8 +977,15 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   else if (items > 0)
     pack(0, 1);
 
-  // 3. Run the tasks. Each thread takes the next task from a shared counter until none are
-  //    left; a task packs its B panels if step 2 did not, then for each K block it packs its A
+  // 3. Run the tasks. They are cut into one run of consecutive tasks per thread taking part
+  //    (run r: tasks [r n / P, (r + 1) n / P)). Each thread takes the tasks of its own run in
+  //    turn, then, when that is done, the tasks left in the others', so that a thread slowed
+  //    down by something else on the machine still ends up taking fewer. A thread gets the same
+  //    run at every call (the pool hands its first chunk to the caller), so the panels of a
+  //    weight multiplied at every step of a sequence (PackedRight) stay in the cache of the core
+  //    that read them the step before: with one shared counter for all tasks, the two threads
+  //    took them in a different order each time, and read half their panels from the other core.
+  //    A task packs its B panels if step 2 did not, then for each K block it packs its A
   //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
@@ -994,13 +1002,25 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t a_stride = round_up(mb * kc_max, kLine);  // from one K block's A rows to the next, whole cache lines
   const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
   const bool shared_out = parallel && n_tasks > 1;
-  std::atomic<int64_t> next_task{0};
-  auto run_tasks = [&](int64_t, int64_t) {
+  const int64_t parts = shared_out ? std::min(threads, n_tasks) : 1;  // runs of tasks, one per thread
+  auto run_start = [&](int64_t r) { return r * n_tasks / parts; };    // run r: tasks [start(r), start(r + 1))
+  std::atomic<int64_t> taken[kMaxThreads];                            // tasks taken so far from each run
+  for (int64_t r = 0; r < parts; ++r) taken[r].store(0);
+  auto run_tasks = [&](int64_t part, int64_t) {
     real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(a_whole ? ceil_div(K, kc_max) * a_stride : mb * kc_max);
-    // The next task: from the shared counter, or, when this thread runs them all, simply the
-    // next one (a locked add less per task, which a product of one microsecond notices).
-    int64_t t = -1;
-    while ((t = shared_out ? next_task.fetch_add(1) : t + 1) < n_tasks) {
+    // The next task: from this part's own run first, then from the others' in turn; -1 when
+    // all are taken. One thread alone simply counts (no locked add per task, which a product
+    // of one microsecond notices).
+    int64_t run = part, runs_left = parts, counted = -1;
+    auto next_task = [&]() -> int64_t {
+      if (!shared_out) return ++counted < n_tasks ? counted : -1;
+      for (; runs_left > 0; run = (run + 1) % parts, --runs_left) {
+        const int64_t t = run_start(run) + taken[run].fetch_add(1);
+        if (t < run_start(run + 1)) return t;
+      }
+      return -1;
+    };
+    for (int64_t t; (t = next_task()) >= 0;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
@@ -1031,7 +1051,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     }
   };
   if (shared_out)
-    on_threads(std::min(threads, n_tasks), run_tasks);
+    on_threads(parts, run_tasks);
   else
     run_tasks(0, 1);
   // [docs:end]

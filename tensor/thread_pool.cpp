@@ -176,8 +176,6 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
-constexpr int kMaxThreads = 256;
-
 int threads_from_environment() {
   const char* env = std::getenv("SEQGRAD_THREADS");
   if (env == nullptr || *env == '\0') {

@@ -16,7 +16,10 @@ namespace seqgrad {
 // Threads the pool uses (the calling thread counts as one).
 int get_num_threads();
 
-// Resize the pool: 1 <= n <= 256. Not allowed from inside a parallel_for.
+// The most threads a pool may have.
+constexpr int kMaxThreads = 256;
+
+// Resize the pool: 1 <= n <= kMaxThreads. Not allowed from inside a parallel_for.
 void set_num_threads(int n);
 
 // True while the calling thread is running a chunk of a parallel_for. A parallel_for started
