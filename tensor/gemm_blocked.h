@@ -934,7 +934,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
   //    several tasks would pack the same A block: then a transposed A is packed here too, once,
   //    and shared.
-  //    Like the tasks below, the items to pack are taken one at a time from a shared counter;
+  //    The items to pack are taken one at a time from a shared counter;
   //    when there is little to pack (kParallelPackReals), the calling thread packs it alone.
   BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR),
              !packed_b && read_b_in_place(M, N, trans_b)};
@@ -980,11 +980,11 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   // 3. Run the tasks. They are cut into one run of consecutive tasks per thread taking part
   //    (run r: tasks [r n / P, (r + 1) n / P)). Each thread takes the tasks of its own run in
   //    turn, then, when that is done, the tasks left in the others', so that a thread slowed
-  //    down by something else on the machine still ends up taking fewer. A thread gets the same
-  //    run at every call (the pool hands its first chunk to the caller), so the panels of a
-  //    weight multiplied at every step of a sequence (PackedRight) stay in the cache of the core
-  //    that read them the step before: with one shared counter for all tasks, the two threads
-  //    took them in a different order each time, and read half their panels from the other core.
+  //    down by something else on the machine still ends up taking fewer. A thread usually gets
+  //    the same run at every call (the caller nearly always takes the pool's first chunk, and a
+  //    worker the next), so the panels of a weight multiplied at every step of a sequence
+  //    (PackedRight) mostly stay in the cache of the core that read them the step before; with
+  //    one shared counter for all tasks, the threads took them in a different order each time.
   //    A task packs its B panels if step 2 did not, then for each K block it packs its A
   //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
@@ -1005,7 +1005,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t parts = shared_out ? std::min(threads, n_tasks) : 1;  // runs of tasks, one per thread
   auto run_start = [&](int64_t r) { return r * n_tasks / parts; };    // run r: tasks [start(r), start(r + 1))
   std::atomic<int64_t> taken[kMaxThreads];                            // tasks taken so far from each run
-  for (int64_t r = 0; r < parts; ++r) taken[r].store(0);
+  for (int64_t r = 0; r < parts; ++r) std::atomic_init(&taken[r], int64_t{0});
   auto run_tasks = [&](int64_t part, int64_t) {
     real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(a_whole ? ceil_div(K, kc_max) * a_stride : mb * kc_max);
     // The next task: from this part's own run first, then from the others' in turn; -1 when

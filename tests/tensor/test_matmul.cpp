@@ -187,7 +187,8 @@ TEST_CASE("gemm: accumulate adds the product to C, addend to a given matrix, on 
   // along M, and a short C cut into column blocks (the weight gradients of an RNN step).
   const std::vector<Dims> shapes = {{1, 1, 1},    {3, 20, 32},   {7, 13, 17},    {20, 32, 20},
                                     {2, 9, 5},    {6, 40, 300},  {64, 128, 64},  {97, 101, 103},
-                                    {150, 40, 600}, {5, 7, 0},   {1, 20, 128},   {20, 128, 1}};
+                                    {150, 40, 600}, {5, 7, 0},   {1, 20, 128},   {20, 128, 1},
+                                    {50, 200, 130}, {64, 100, 300}, {65, 130, 70}};
   for (const Dims& d : shapes)
     for (int t = 0; t < 8; ++t) {
       const bool trans_a = t & 1, trans_b = t & 2, with_bias = t & 4;
@@ -300,8 +301,9 @@ TEST_CASE("linear: x W^T + b equals matmul then add, for any number of batch axe
 }
 
 TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the reference") {
-  // Up to 24 rows B is read in place (only a ragged last panel is packed) unless its rows are a
-  // multiple of 4 KB long; otherwise all of B is packed. Cover both sides of each rule. A short
+  // Up to 4 slivers of rows (24 rows on the AVX2 path, 64 on the AVX-512 one) B is read in
+  // place (only a ragged last panel is packed) unless its rows are a multiple of 4 KB long;
+  // otherwise all of B is packed. Cover both sides of each rule, on both paths. A short
   // C is cut into 4 column blocks per thread when A is small ((64, 512, 128)), 2 when it is not
   // ((128, 128, 1280), a Transformer's weight gradient), so two threads. A stored (M, K) is read
   // in place unless its rows are a multiple of 4 KB long ((20, 1024, 30), (50, 2048, 20)).
@@ -309,7 +311,8 @@ TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the re
   const std::vector<Dims> shapes = {{64, 512, 128}, {64, 128, 512}, {32, 32, 64}, {256, 256, 256},
                                     {257, 255, 300}, {24, 40, 20},  {25, 40, 20},  {20, 1024, 30},
                                     {20, 1000, 30},  {6, 1024, 9},  {300, 50, 600}, {400, 17, 9},
-                                    {128, 128, 1280}, {50, 2048, 20}};
+                                    {128, 128, 1280}, {50, 2048, 20}, {64, 100, 300}, {65, 100, 300},
+                                    {50, 200, 130}};
   check_all_transposes(shapes);
 }
 
@@ -369,7 +372,7 @@ namespace {
 const std::vector<Dims> kPathShapes = {
     {1, 1, 1},     {7, 13, 17},   {3, 20, 32},   {8, 32, 9},     {9, 33, 257},  {16, 64, 40},
     {17, 65, 300}, {25, 40, 20},  {64, 512, 128}, {97, 101, 103}, {150, 40, 600}, {145, 200, 60},
-    {20, 1024, 30}, {128, 128, 1280}, {300, 7, 11}};
+    {20, 1024, 30}, {128, 128, 1280}, {300, 7, 11}, {50, 200, 130}, {64, 100, 300}, {65, 130, 70}};
 
 // op(A) op(B) on the current path, with and without a bias and accumulating onto C0.
 std::vector<real> product_bits(const Dims& d, int t) {
