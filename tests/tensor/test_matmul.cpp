@@ -301,9 +301,10 @@ TEST_CASE("linear: x W^T + b equals matmul then add, for any number of batch axe
 }
 
 TEST_CASE("gemm: RNN and attention sizes and both ways of reading B match the reference") {
-  // Up to 4 slivers of rows (24 rows on the AVX2 path, 64 on the AVX-512 one) B is read in
-  // place (only a ragged last panel is packed) unless its rows are a multiple of 4 KB long;
-  // otherwise all of B is packed. Cover both sides of each rule, on both paths. A short
+  // Up to 24 rows on the AVX2 path (4 slivers of 6) and 64 on the AVX-512 one (8 of 8) B is read
+  // in place (only a ragged last panel is packed) unless its rows are a multiple of 4 KB long;
+  // otherwise all of B is packed. Cover both sides of each rule, for either path (CI runs the
+  // suite under each kernel: make test-kernels). A short
   // C is cut into 4 column blocks per thread when A is small ((64, 512, 128)), 2 when it is not
   // ((128, 128, 1280), a Transformer's weight gradient), so two threads. A stored (M, K) is read
   // in place unless its rows are a multiple of 4 KB long ((20, 1024, 30), (50, 2048, 20)).
