@@ -82,9 +82,10 @@ namespace {
 // threads (kParallelMacs, tensor/matmul.h).
 //
 // Threads: op(B) is packed once, by all threads together (a small B by the calling thread
-// alone), into one buffer they all read; for C of at most MC rows each task packs the panels it
-// reads instead. The work is then a list of tasks, each a block of C (rows x whole panels) that
-// one thread computes entirely. The tasks are dealt out in runs, one per thread; a thread
+// alone), into one buffer they all read; a B of at most kOwnBReals each thread packs into its
+// own buffer instead; and for C of at most MC rows each task packs the panels it reads. The
+// work is then a list of tasks, each a block of C (rows x whole panels) that one thread
+// computes entirely. The tasks are dealt out in runs, one per thread; a thread
 // works through its own run first and then helps with the others'.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
@@ -805,6 +806,21 @@ constexpr int64_t kShortAReals = 1 << 16;
 // (64, 128), pack 8,192.)
 constexpr int64_t kParallelPackReals = 1 << 15;
 
+// Up to this many reals of packed op(B), each thread taking part packs a copy of its own, into
+// its own buffer, where otherwise the threads pack one copy together and all read it. A shared
+// copy costs a core more than its half of the packing: the panels the other core packed come
+// from that core's cache, and the next product's packing, into the same buffer, takes each line
+// back. Its own copy the core packs and reads in its own cache, and holds only there, from one
+// product to the next. Past half a core's L2 the second copy's packing costs more than that.
+// On the AVX-512 machine (2 MB of L2), 2 threads, the same product over and over: n = 256 14%
+// faster, n = 512 6%, (1280, 128) x (128, 512) 5%; n = 1024 (B 4 MB) no faster, (1280, 128) x
+// (128, 8000) 3% slower. In a training step, between other work, it gains about 1%. The 256-bit
+// copy's limit is half of a 512 KB L2, by the same reckoning (docs/matmul.md, section 6).
+#ifndef SEQGRAD_GEMM_OWN_B_REALS
+#define SEQGRAD_GEMM_OWN_B_REALS (1 << 16)
+#endif
+constexpr int64_t kOwnBReals = SEQGRAD_GEMM_OWN_B_REALS;
+
 // A task's block of C is revisited by every K block, and should stay in the core's L2 from one
 // K block to the next while the B panels stream past it. A block of more than twice this many
 // reals (512 KB of floats) is swept in column chunks of at most this many (256 KB), every K
@@ -929,8 +945,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
 
   // 2. Pack op(B), every panel of every K block, all threads together (unless the tasks pack
-  //    it). When B is read in place only the ragged last panel is packed (reading it in place
-  //    would run past the end of B).
+  //    it, or each thread packs its own copy in step 3). When B is read in place only the
+  //    ragged last panel is packed (reading it in place would run past the end of B).
   //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
   //    several tasks would pack the same A block: then a transposed A is packed here too, once,
   //    and shared.
@@ -939,9 +955,12 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR),
              !packed_b && read_b_in_place(M, N, trans_b)};
   const int64_t first_packed = packed_b ? n_panels : bp.in_place ? N / NR : 0;  // the first panel to pack
+  // A small B is packed by each thread into its own buffer, in step 3 (kOwnBReals).
+  const bool b_per_thread =
+      parallel && n_tasks > 1 && !tasks_pack_b && first_packed == 0 && K * bp.padded_n <= kOwnBReals;
   if (packed_b) bp.packed = const_cast<real*>(packed_b);  // (only read)
-  else if (first_packed < n_panels) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
-  const int64_t b_items = tasks_pack_b ? 0 : n_panels - first_packed;
+  else if (first_packed < n_panels && !b_per_thread) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
+  const int64_t b_items = tasks_pack_b || b_per_thread ? 0 : n_panels - first_packed;
   // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
   // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and
   // the B panel's lines evict each other (n = 2048 ran at 0.83 of OpenBLAS in place, 0.95 packed).
@@ -951,17 +970,17 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
   const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
   const int64_t items = b_items + a_items;  // B panels, then A slivers
-  auto pack_b_all_k = [&](int64_t q) {  // panel q of op(B), in every K block
+  auto pack_b_all_k = [&](const BPanels& to, int64_t q) {  // panel q of op(B), in every K block
     for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
       const int64_t kc = std::min(kc_max, K - k0);
-      pack_b_panel(N, kc, b, k0, q * NR, bp.packed_panel(k0, kc, q));
+      pack_b_panel(N, kc, b, k0, q * NR, to.packed_panel(k0, kc, q));
     }
   };
   std::atomic<int64_t> next_item{0};
   auto pack = [&](int64_t, int64_t) {
     for (int64_t i; (i = next_item.fetch_add(1)) < items;) {
       if (i < b_items) {
-        pack_b_all_k(first_packed + i);
+        pack_b_all_k(bp, first_packed + i);
         continue;
       }
       const int64_t ir = (i - b_items) * MR;
@@ -987,6 +1006,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    one shared counter for all tasks, the threads took them in a different order each time.
   //    A task packs its B panels if step 2 did not, then for each K block it packs its A
   //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
+  //    Where each thread has its own copy of op(B) (kOwnBReals), a thread packs all of it when
+  //    it gets its first task (a thread that finds every task taken packs nothing).
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
   //    Transformer step 2 to 3% for nothing.
@@ -1012,6 +1033,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     // all are taken. One thread alone simply counts (no locked add per task, which a product
     // of one microsecond notices).
     int64_t run = part, runs_left = parts, counted = -1;
+    BPanels panels = bp;  // where this thread reads op(B): the shared copy, or its own
+    bool has_b = !b_per_thread;
     auto next_task = [&]() -> int64_t {
       if (!shared_out) return ++counted < n_tasks ? counted : -1;
       for (; runs_left > 0; run = (run + 1) % parts, --runs_left) {
@@ -1025,7 +1048,12 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t q0 = (t / row_tasks) * panels_per_task;
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
-        for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(q);
+        for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(bp, q);
+      if (!has_b) {  // this thread's own copy of all of op(B)
+        panels.packed = tls_b_panels.get(K * bp.padded_n);
+        for (int64_t q = 0; q < n_panels; ++q) pack_b_all_k(panels, q);
+        has_b = true;
+      }
       if (a_whole)  // K block k0 of the rows at a_own + (k0 / kc_max) a_stride
         for (int64_t k0 = 0; k0 < K; k0 += kc_max)
           pack_a(mc, std::min(kc_max, K - k0), a, i0, k0, M, a_own + k0 / kc_max * a_stride);
@@ -1045,7 +1073,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
           } else {
             pack_a(mc, kc, a, i0, k0, M, a_own);
           }
-          macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, bp, qa, qb, C, first_from, i0);  // C[i0 : i0 + mc, qa .. qb)
+          macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, panels, qa, qb, C, first_from, i0);  // C[i0 : i0 + mc, qa .. qb)
         }
       }
     }
