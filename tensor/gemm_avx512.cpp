@@ -9,6 +9,6 @@
 #define SEQGRAD_GEMM_MR 8
 #define SEQGRAD_GEMM_A_KMAJOR 1
 #define SEQGRAD_GEMM_B_IN_PLACE_SLIVERS 8
-#define SEQGRAD_GEMM_OWN_B_REALS (1 << 18)
+#define SEQGRAD_GEMM_OWN_B_BYTES (1 << 20)
 #include "tensor/gemm_blocked.h"
 #endif

@@ -81,9 +81,9 @@ namespace {
 // and only the valid part of the tile is written back. Small matrices skip packing B (see read_b_in_place) and small products skip the
 // threads (kParallelMacs, tensor/matmul.h).
 //
-// Threads: op(B) is packed once, by all threads together (a small B by the calling thread
-// alone), into one buffer they all read; a B of at most kOwnBReals each thread packs into its
-// own buffer instead; and for C of at most MC rows each task packs the panels it reads. The
+// Threads: op(B) is packed once, by all threads together, into one buffer they all read; a B
+// of at most kOwnBReals each thread packs into its own buffer instead; and for C of at most MC
+// rows each task packs the panels it reads. The
 // work is then a list of tasks, each a block of C (rows x whole panels) that one thread
 // computes entirely. The tasks are dealt out in runs, one per thread; a thread
 // works through its own run first and then helps with the others'.
@@ -478,7 +478,7 @@ class Scratch {
 };
 
 thread_local Scratch tls_a_block;   // a task's packed A block (or all its K blocks: kWholeAReals), per thread
-thread_local Scratch tls_b_panels;  // the whole packed op(B), per thread that calls gemm
+thread_local Scratch tls_b_panels;  // the whole packed op(B): the calling thread's, or each thread's own copy
 thread_local Scratch tls_a_shared;  // the whole packed op(A), when tasks share it (see gemm)
 thread_local Scratch tls_bias;      // the bias, zero-padded to whole panels
 
@@ -802,11 +802,12 @@ constexpr int64_t kShortAReals = 1 << 16;
 
 // Step 2 below packs on all threads only past this many reals of B panels and shared A slivers
 // (128 KB of floats): less is a few microseconds of copying, about what handing it out and
-// waiting for the other threads costs. (The weight gradients of an RNN step, dY^T X with X
-// (64, 128), pack 8,192.)
+// waiting for the other threads costs. (A B that small, packed whole for a product split over
+// threads, each thread packs for itself, kOwnBReals: what step 2 packs at that size is shared
+// A slivers, and the ragged last panel of a B read in place.)
 constexpr int64_t kParallelPackReals = 1 << 15;
 
-// Up to this many reals of packed op(B), each thread taking part packs a copy of its own, into
+// Up to this many bytes of packed op(B), each thread taking part packs a copy of its own, into
 // its own buffer, where otherwise the threads pack one copy together and all read it. A shared
 // copy costs a core more than its half of the packing: the panels the other core packed come
 // from that core's cache, and the next product's packing, into the same buffer, takes each line
@@ -816,10 +817,10 @@ constexpr int64_t kParallelPackReals = 1 << 15;
 // faster, n = 512 6%, (1280, 128) x (128, 512) 5%; n = 1024 (B 4 MB) no faster, (1280, 128) x
 // (128, 8000) 3% slower. In a training step, between other work, it gains about 1%. The 256-bit
 // copy's limit is half of a 512 KB L2, by the same reckoning (docs/matmul.md, section 6).
-#ifndef SEQGRAD_GEMM_OWN_B_REALS
-#define SEQGRAD_GEMM_OWN_B_REALS (1 << 16)
+#ifndef SEQGRAD_GEMM_OWN_B_BYTES
+#define SEQGRAD_GEMM_OWN_B_BYTES (1 << 18)
 #endif
-constexpr int64_t kOwnBReals = SEQGRAD_GEMM_OWN_B_REALS;
+constexpr int64_t kOwnBReals = SEQGRAD_GEMM_OWN_B_BYTES / sizeof(real);
 
 // A task's block of C is revisited by every K block, and should stay in the core's L2 from one
 // K block to the next while the B panels stream past it. A block of more than twice this many
@@ -910,7 +911,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   const int64_t n_panels = ceil_div(N, NR);
   // Shared out when it is big enough to pay for the handing out (kParallelMacs); and, when C has
   // too few panels to give each thread two of its own (so that the threads split it by rows
-  // and all read one packed B), when it is four times that: split by rows, a (64, 128) x
+  // and all read all of B), when it is four times that: split by rows, a (64, 128) x
   // (128, 64) product ran on two threads at 0.6 times its speed on one.
   const int64_t macs = M * N * K;
   const bool parallel = macs >= kParallelMacs && (n_panels >= 2 * get_num_threads() || macs >= 4 * kParallelMacs) &&
@@ -1004,10 +1005,10 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
   //    worker the next), so the panels of a weight multiplied at every step of a sequence
   //    (PackedRight) mostly stay in the cache of the core that read them the step before; with
   //    one shared counter for all tasks, the threads took them in a different order each time.
-  //    A task packs its B panels if step 2 did not, then for each K block it packs its A
-  //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
   //    Where each thread has its own copy of op(B) (kOwnBReals), a thread packs all of it when
-  //    it gets its first task (a thread that finds every task taken packs nothing).
+  //    it gets its first task (a thread that finds every task taken packs nothing); where the
+  //    tasks pack B, a task packs its own panels. Then for each K block a task packs its A
+  //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
   //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
   //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
   //    Transformer step 2 to 3% for nothing.
