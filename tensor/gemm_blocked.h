@@ -21,6 +21,8 @@
 //   SEQGRAD_GEMM_A_KMAJOR      1 to pack A slivers k-major (kAKMajor below); 0 if not defined
 //   SEQGRAD_GEMM_B_IN_PLACE_SLIVERS  up to how many slivers of A read B in place (read_b_in_place);
 //                              4 if not defined
+//   SEQGRAD_GEMM_OWN_B_BYTES   up to how many bytes of packed B each thread packs for itself
+//                              (kOwnBReals); 256 KB if not defined
 // Everything else (packing, the tiny products, the driver) is the same code in every copy.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
@@ -83,10 +85,9 @@ namespace {
 //
 // Threads: op(B) is packed once, by all threads together, into one buffer they all read; a B
 // of at most kOwnBReals each thread packs into its own buffer instead; and for C of at most MC
-// rows each task packs the panels it reads. The
-// work is then a list of tasks, each a block of C (rows x whole panels) that one thread
-// computes entirely. The tasks are dealt out in runs, one per thread; a thread
-// works through its own run first and then helps with the others'.
+// rows each task packs the panels it reads. The work is then a list of tasks, each a block of
+// C (rows x whole panels) that one thread computes entirely. The tasks are dealt out in runs,
+// one per thread; a thread works through its own run first and then helps with the others'.
 //
 // Determinism: C[i][j] is, for each K block in order, the kernel's in-order FMA chain over that
 // block, stored (first block), or added to C's old value (later blocks; every block when gemm
@@ -1034,8 +1035,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
     // all are taken. One thread alone simply counts (no locked add per task, which a product
     // of one microsecond notices).
     int64_t run = part, runs_left = parts, counted = -1;
-    BPanels panels = bp;  // where this thread reads op(B): the shared copy, or its own
-    bool has_b = !b_per_thread;
+    BPanels panels = bp;  // where this thread reads op(B): the shared copy, or its own (packed at its first task)
     auto next_task = [&]() -> int64_t {
       if (!shared_out) return ++counted < n_tasks ? counted : -1;
       for (; runs_left > 0; run = (run + 1) % parts, --runs_left) {
@@ -1050,10 +1050,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const re
       const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
       if (tasks_pack_b)  // its own panels: no other task reads or writes them
         for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(bp, q);
-      if (!has_b) {  // this thread's own copy of all of op(B)
+      if (b_per_thread && !panels.packed) {  // this thread's own copy of all of op(B)
         panels.packed = tls_b_panels.get(K * bp.padded_n);
         for (int64_t q = 0; q < n_panels; ++q) pack_b_all_k(panels, q);
-        has_b = true;
       }
       if (a_whole)  // K block k0 of the rows at a_own + (k0 / kc_max) a_stride
         for (int64_t k0 = 0; k0 < K; k0 += kc_max)
