@@ -10,5 +10,6 @@
 #define SEQGRAD_GEMM_A_KMAJOR 1
 #define SEQGRAD_GEMM_B_IN_PLACE_SLIVERS 8
 #define SEQGRAD_GEMM_OWN_B_BYTES (1 << 20)
+#define SEQGRAD_GEMM_PREFETCH_IN_KERNEL 1
 #include "tensor/gemm_blocked.h"
 #endif

@@ -23,6 +23,8 @@
 //                              4 if not defined
 //   SEQGRAD_GEMM_OWN_B_BYTES   up to how many bytes of packed B each thread packs for itself
 //                              (kOwnBReals); 256 KB if not defined
+//   SEQGRAD_GEMM_PREFETCH_IN_KERNEL  1 to fetch the next B panel from inside the micro-kernel's
+//                              loop (kPrefetchInKernel); 0 if not defined
 // Everything else (packing, the tiny products, the driver) is the same code in every copy.
 // Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
 // The chapter docs/matmul.md explains the design and shows the measurements.
@@ -120,8 +122,21 @@ constexpr int64_t KC = 256;                          // depth of a K block (the 
 // pointer. The AVX-512 copy packs A k-major wherever it packs A (a transposed A, or rows a
 // multiple of 4 KiB apart); a stored (M, K) A is still read in place, row by row.
 constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
+#ifndef SEQGRAD_GEMM_PREFETCH_IN_KERNEL
+#define SEQGRAD_GEMM_PREFETCH_IN_KERNEL 0
+#endif
+// Where the next B panel is fetched from (macro_kernel): while one panel is in use, each sliver
+// of the block fetches a slice of the next. Issued all at once before the micro-kernel, the
+// slice's fetches (32 lines of the AVX-512 copy's 32 KB panel at n = 2048) queue behind each
+// other and hold up the loop: `perf` put 7% of n = 2048's time on one thread on them. Spread
+// through the kernel's loop, one line every 8 steps, n = 512 to 2048 ran 2 to 5% faster on one
+// thread and 5% on two. The 256-bit copy keeps fetching all at once: it reads A through six row
+// pointers, the loop's extra counters did not fit in the general registers beside them, and
+// forced on the same core it ran 3 to 4% slower (docs/matmul.md, section 8).
+constexpr bool kPrefetchInKernel = SEQGRAD_GEMM_PREFETCH_IN_KERNEL;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
+constexpr int64_t kLine = 64 / sizeof(real);         // reals per cache line
 
 // (Without AVX, GCC notes that passing 32-byte vectors by value changed ABI in GCC 4.6; these
 // helpers are internal to this file and inlined, so no ABI is crossed.)
@@ -365,6 +380,9 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // an addend (C = addend + acc, written in one pass, without first copying the addend into C),
 // else C when gemm accumulates (C += acc), else null. Both have C's row stride.
 //
+// `pf`, if not null, is the start of pf_lines cache lines (of the next B panel) to bring into
+// cache while the kernel runs: one line every 8 steps of k, more if there are more lines than
+// that, the rest after the loop.
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
 // (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
@@ -374,7 +392,8 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 
 template <bool kPackedB, bool kKMajorA>
 void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
-                  const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n) {
+                  const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n,
+                  const real* pf, int64_t pf_lines) {
   const int64_t b_step = kPackedB ? NR : ldb;
   // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
   kvec start[NV];
@@ -409,8 +428,7 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
     for (int64_t i = 0; i < MR; ++i) a_row[i] = a + i * lda;
   else
     for (int64_t i = 0; i < MR; ++i) a_row[i] = a + std::min(i, m - 1) * lda;
-#pragma GCC unroll 4
-  for (int64_t k = 0; k < kc; ++k) {
+  auto step = [&](int64_t k) {  // acc += column k of the sliver times row k of the panel
     kvec bk[NV];  // row k of the panel
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) bk[v] = *as_kvec(b + v * KVL);
@@ -421,7 +439,20 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], x, bk[v]);  // acc += a * b
     }
     b += b_step;
+  };
+  int64_t k = 0;
+  if (kPrefetchInKernel && pf_lines > 0) {  // 8 steps at a time, fetching `per` lines of pf before each 8
+    const int64_t per = kc >= 8 ? ceil_div(pf_lines, kc / 8) : 0;
+    int64_t line = 0;
+    for (; k + 8 <= kc; k += 8) {
+      for (const int64_t end = std::min(pf_lines, line + per); line < end; ++line) __builtin_prefetch(pf + line * kLine);
+#pragma GCC unroll 8
+      for (int64_t kk = 0; kk < 8; ++kk) step(k + kk);
+    }
+    for (; line < pf_lines; ++line) __builtin_prefetch(pf + line * kLine);
   }
+#pragma GCC unroll 4
+  for (; k < kc; ++k) step(k);
   // [docs:end]
   if (m == MR && n == NR) {
 #pragma GCC unroll 8
@@ -513,8 +544,6 @@ struct BPanels {
   }
 };
 
-constexpr int64_t kLine = 64 / sizeof(real);  // reals per cache line
-
 // C[i0 : i0 + mc, panels q0 .. q1) (+)= A block (mc, kc) @ B[k0 : k0 + kc, same panels], where
 // row r of the A block is at a_block + r * lda: the packed copy (lda = kc) or A itself (lda = K).
 // `a_packed`: the block is the packed copy, whose slivers are k-major in a kAKMajor copy.
@@ -534,21 +563,27 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
     const real* next = q + 1 < q1 && bp.is_packed(q + 1) ? bp.packed_panel(k0, kc, q + 1) : nullptr;
     const int64_t slice = next ? round_up(ceil_div(kc * NR, slivers), kLine) : 0;
     for (int64_t s = 0; s < slivers; ++s) {
-      if (next)
-        for (int64_t l = s * slice; l < std::min((s + 1) * slice, kc * NR); l += kLine)
-          __builtin_prefetch(next + l);
+      const int64_t l0 = s * slice, l1 = std::min(l0 + slice, kc * NR);  // this sliver's slice of it
+      const real* pf = nullptr;
+      int64_t pf_lines = 0;
+      if (next && l0 < l1 && kPrefetchInKernel) {  // spread through the kernel's loop
+        pf = next + l0;
+        pf_lines = ceil_div(l1 - l0, kLine);
+      } else if (next) {  // all at once, here
+        for (int64_t l = l0; l < l1; l += kLine) __builtin_prefetch(next + l);
+      }
       const int64_t ir = s * MR, m = std::min(MR, mc - ir);
       real* c = C + (i0 + ir) * N + j0;  // the (MR, NR) tile at row i0 + ir, column j0
       const real* a = a_block + ir * lda;  // the sliver (a packed one starts ir * kc in, either layout)
       const real* from = k0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
       if (packed && kmajor)
-        micro_kernel<true, true>(kc, a, lda, panel, NR, bias, c, from, N, m, n);
+        micro_kernel<true, true>(kc, a, lda, panel, NR, bias, c, from, N, m, n, pf, pf_lines);
       else if (packed)
-        micro_kernel<true, false>(kc, a, lda, panel, NR, bias, c, from, N, m, n);
+        micro_kernel<true, false>(kc, a, lda, panel, NR, bias, c, from, N, m, n, pf, pf_lines);
       else if (kmajor)
-        micro_kernel<false, true>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n);
+        micro_kernel<false, true>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n, pf, pf_lines);
       else
-        micro_kernel<false, false>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n);
+        micro_kernel<false, false>(kc, a, lda, panel, bp.b.rs, bias, c, from, N, m, n, pf, pf_lines);
     }
   }
 }
