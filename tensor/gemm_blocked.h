@@ -127,12 +127,12 @@ constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
 #endif
 // Where the next B panel is fetched from (macro_kernel): while one panel is in use, each sliver
 // of the block fetches a slice of the next. Issued all at once before the micro-kernel, the
-// slice's fetches (32 lines of the AVX-512 copy's 32 KB panel at n = 2048) queue behind each
-// other and hold up the loop: `perf` put 7% of n = 2048's time on one thread on them. Spread
-// through the kernel's loop, one line every 8 steps, n = 512 to 2048 ran 2 to 5% faster on one
-// thread and 5% on two. The 256-bit copy keeps fetching all at once: it reads A through six row
-// pointers, the loop's extra counters did not fit in the general registers beside them, and
-// forced on the same core it ran 3 to 4% slower (docs/matmul.md, section 8).
+// slice's fetches (about 30 lines of the AVX-512 copy's 32 KB panel at n = 2048) queue behind
+// each other and hold up the loop: `perf` put 7% of n = 2048's time on one thread on them.
+// Spread through the kernel's loop, one line every 8 steps, n = 512 to 2048 ran 2 to 5% faster
+// on one thread and 5% on two. The 256-bit copy keeps fetching all at once: its slices are a
+// third as long (about 11 lines), and forced on the same core it ran no faster with the loop
+// (0 to 4% slower); the AVX2 cores it is for were not measured (docs/matmul.md, section 8).
 constexpr bool kPrefetchInKernel = SEQGRAD_GEMM_PREFETCH_IN_KERNEL;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
@@ -381,8 +381,8 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // else C when gemm accumulates (C += acc), else null. Both have C's row stride.
 //
 // `pf`, if not null, is the start of pf_lines cache lines (of the next B panel) to bring into
-// cache while the kernel runs: one line every 8 steps of k, more if there are more lines than
-// that, the rest after the loop.
+// cache while the kernel runs (kPrefetchInKernel): one line before every 8 steps of k; if there
+// are more lines than groups of 8 steps, the ones over are fetched first, all at once.
 // `bias`, if not null, is where the sums start: NR values added to every row of the tile.
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
 // (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
@@ -441,15 +441,17 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
     b += b_step;
   };
   int64_t k = 0;
-  if (kPrefetchInKernel && pf_lines > 0) {  // 8 steps at a time, fetching `per` lines of pf before each 8
-    const int64_t per = kc >= 8 ? ceil_div(pf_lines, kc / 8) : 0;
-    int64_t line = 0;
+  if (kPrefetchInKernel && pf_lines > 0) {  // 8 steps at a time, a line of pf before each 8
+    const real* pf_end = pf + pf_lines * kLine;
+    for (int64_t extra = pf_lines - kc / 8; extra > 0; --extra, pf += kLine) __builtin_prefetch(pf);  // lines past one per 8 steps
     for (; k + 8 <= kc; k += 8) {
-      for (const int64_t end = std::min(pf_lines, line + per); line < end; ++line) __builtin_prefetch(pf + line * kLine);
+      if (pf < pf_end) {
+        __builtin_prefetch(pf);
+        pf += kLine;
+      }
 #pragma GCC unroll 8
       for (int64_t kk = 0; kk < 8; ++kk) step(k + kk);
     }
-    for (; line < pf_lines; ++line) __builtin_prefetch(pf + line * kLine);
   }
 #pragma GCC unroll 4
   for (; k < kc; ++k) step(k);
