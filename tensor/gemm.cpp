@@ -30,6 +30,7 @@ namespace seqgrad {
             real* C, const real* bias, bool accumulate, const real* addend, const real* packed_b);  \
   int64_t packed_b_size(int64_t K, int64_t N);                                                     \
   void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out);                       \
+  extern const GemmBlocking blocking;                                                              \
   }
 SEQGRAD_GEMM_DECLARE(gemm_generic)
 SEQGRAD_GEMM_DECLARE(gemm_avx2)
@@ -48,6 +49,7 @@ struct Kernel {
   bool (*supported)();
   int64_t (*packed_b_size)(int64_t K, int64_t N);
   void (*pack_b)(int64_t K, int64_t N, const real* B, bool trans_b, real* out);
+  const GemmBlocking* blocking;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -65,10 +67,13 @@ bool always() { return true; }
 const std::vector<Kernel>& kernels() {
   static const std::vector<Kernel> list = {
 #if defined(__x86_64__) || defined(__i386__)
-      {KernelPath::avx512, "avx512", gemm_avx512::gemm, has_avx512, gemm_avx512::packed_b_size, gemm_avx512::pack_b},
-      {KernelPath::avx2, "avx2", gemm_avx2::gemm, has_avx2, gemm_avx2::packed_b_size, gemm_avx2::pack_b},
+      {KernelPath::avx512, "avx512", gemm_avx512::gemm, has_avx512, gemm_avx512::packed_b_size, gemm_avx512::pack_b,
+       &gemm_avx512::blocking},
+      {KernelPath::avx2, "avx2", gemm_avx2::gemm, has_avx2, gemm_avx2::packed_b_size, gemm_avx2::pack_b,
+       &gemm_avx2::blocking},
 #endif
-      {KernelPath::generic, "generic", gemm_generic::gemm, always, gemm_generic::packed_b_size, gemm_generic::pack_b},
+      {KernelPath::generic, "generic", gemm_generic::gemm, always, gemm_generic::packed_b_size, gemm_generic::pack_b,
+       &gemm_generic::blocking},
   };
   return list;
 }
@@ -129,6 +134,14 @@ const char* gemm_kernel() { return current_kernel().name; }
 void set_gemm_kernel(const std::string& name) { g_kernel.store(&find_kernel(name, "set_gemm_kernel")); }
 
 std::vector<std::string> gemm_kernels() { return kernel_list(/*runnable=*/true); }
+
+GemmBlocking gemm_blocking(const std::string& name) {
+  const Kernel* found = nullptr;
+  for (const Kernel& k : kernels())
+    if (name == k.name) found = &k;
+  check(found != nullptr, "gemm_blocking: expected one of ", kernel_names(/*runnable=*/false), ", got '", name, "'");
+  return *found->blocking;
+}
 
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b, real* C,
           const real* bias, bool accumulate, const real* addend) {

@@ -136,6 +136,12 @@ constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
 constexpr bool kPrefetchInKernel = SEQGRAD_GEMM_PREFETCH_IN_KERNEL;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
+}  // namespace
+// The constants above, for gemm_blocking() (tensor/matmul.h). Data, not code: tensor/gemm.cpp
+// reads it for any copy, also one whose instructions this CPU lacks.
+extern const GemmBlocking blocking;
+const GemmBlocking blocking = {MR, NR, KC, MC, 8 * SEQGRAD_GEMM_KERNEL_BYTES};
+namespace {
 constexpr int64_t kLine = 64 / sizeof(real);         // reals per cache line
 
 // (Without AVX, GCC notes that passing 32-byte vectors by value changed ABI in GCC 4.6; these

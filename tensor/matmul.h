@@ -71,6 +71,17 @@ const char* gemm_kernel();
 void set_gemm_kernel(const std::string& name);
 std::vector<std::string> gemm_kernels();
 
+// How a copy of the kernel cuts a product into blocks (tensor/gemm_blocked.h, "The shape of the
+// computation"): the register tile of C is mr x nr, a K block is at most kc deep and a block
+// of A at most mc rows; vector_bits is the micro-kernel's vector width. Read from the copy's
+// own constants, so a drawing of the blocking (docs/figures/gemm-blocking.svg) cannot drift
+// from the code. Any compiled copy may be asked, whatever this CPU runs: gemm_blocking("avx2")
+// on any x86 build; an unknown name is refused (std::invalid_argument).
+struct GemmBlocking {
+  int64_t mr, nr, kc, mc, vector_bits;
+};
+GemmBlocking gemm_blocking(const std::string& kernel);
+
 // The same contract, computed as C[i][j] = bias[j] + sum_k A[i][k] B[k][j] in the plainest way
 // (with accumulate, that value is added to C[i][j]; with addend, to addend[i][j]).
 void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,

@@ -348,6 +348,16 @@ void finish_hypotheses(const Beams& beams, const Search& search, std::vector<std
   }
 }
 
+// For DecodeResult::search: the live beams a step kept for one source, and the hypotheses it
+// finished (those of `found` from index `from` on).
+void keep_step(std::vector<SearchNode>& kept, int64_t step, const Beams& live, const std::vector<Finished>& found,
+               size_t from, bool eos) {
+  for (size_t i = from; i < found.size(); ++i)
+    kept.push_back({step, found[i].tokens, found[i].log_prob, found[i].score, true, eos});
+  for (size_t k = 0; k < live.score.size(); ++k)
+    if (live.score[k] != kNegInf) kept.push_back({step, live.prefix[k], live.score[k], std::nan(""), false, false});
+}
+
 // Each source's answer: its finished hypothesis with the best score (the first found, on ties).
 DecodeResult best_hypotheses(std::vector<std::vector<Finished>>& finished, bool need_weights) {
   DecodeResult r;
@@ -380,18 +390,28 @@ DecodeResult beam_search(EncoderDecoder& model, const Tensor& src, const std::ve
 
   Beams beams = first_beams(*state, B, K);
   std::vector<std::vector<Finished>> finished(B);  // per source: the hypotheses found so far
+  std::vector<std::vector<SearchNode>> kept(o.keep_search ? B : 0);
   for (int64_t t = 0; t < o.max_len && beams.slots() > 0; ++t) {
     const Tensor logp = model.step(*state, beams.tokens());  // (slots * K, V)
     Beams next;                                              // the beams of the sources that go on
     for (int64_t slot = 0; slot < beams.slots(); ++slot) {
       std::vector<Finished>& found = finished[beams.source[slot]];
+      const size_t found_before = found.size();
       const Beams chosen = select_best(expand_beams(logp, beams, slot, K), beams, slot, search, found);
+      if (o.keep_search) keep_step(kept[beams.source[slot]], t, chosen, found, found_before, /*eos=*/true);
       if (!can_stop(found, chosen, search)) next.append(chosen);  // else its K rows leave the state
     }
     reorder_beams(*state, beams, std::move(next));
   }
+  std::vector<size_t> found_before(B);
+  for (int64_t b = 0; b < B; ++b) found_before[b] = finished[b].size();
   finish_hypotheses(beams, search, finished);  // max_len: the live beams count as finished
-  return best_hypotheses(finished, o.need_weights);
+  DecodeResult r = best_hypotheses(finished, o.need_weights);
+  if (o.keep_search) {
+    for (int64_t b = 0; b < B; ++b) keep_step(kept[b], o.max_len - 1, Beams(), finished[b], found_before[b], false);
+    r.search = std::move(kept);
+  }
+  return r;
 }
 // [docs:end]
 

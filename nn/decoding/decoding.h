@@ -28,6 +28,7 @@ struct DecodeOptions {
   int64_t top_k = 0;                // sample: draw from the k most likely tokens only (0: all)
   bool use_cache = true;            // Transformer: false re-runs the whole prefix every step (for checking)
   bool need_weights = false;        // keep the encoder-decoder attention of each output
+  bool keep_search = false;         // beam_search: keep every prefix it kept (DecodeResult::search)
 
   DecodeOptions& with_max_len(int64_t v) { max_len = v; return *this; }
   DecodeOptions& with_beam_size(int64_t v) { beam_size = v; return *this; }
@@ -36,6 +37,18 @@ struct DecodeOptions {
   DecodeOptions& with_top_k(int64_t v) { top_k = v; return *this; }
   DecodeOptions& with_use_cache(bool v) { use_cache = v; return *this; }
   DecodeOptions& with_need_weights(bool v) { need_weights = v; return *this; }
+  DecodeOptions& with_keep_search(bool v) { keep_search = v; return *this; }
+};
+
+// One prefix beam search kept: a live beam after step `step` (0: the first token), or a
+// hypothesis it finished then (`finished`, with its length-normalised score; NaN for a live
+// beam). tokens are the output ids without <bos>/<eos>; a finished hypothesis that ended in
+// <eos> has `eos` set (one cut off at max_len does not).
+struct SearchNode {
+  int64_t step;
+  std::vector<int64_t> tokens;
+  double log_prob, score;
+  bool finished, eos;
 };
 
 struct DecodeResult {
@@ -47,6 +60,10 @@ struct DecodeResult {
   // every position: an image's grid cells) (a recurrent attention decoder: one layer, NH = 1).
   // Empty otherwise, and for a model without attention.
   std::vector<std::vector<Tensor>> cross_attention;
+  // With keep_search (beam_search only), per source, in the order the search made them: every
+  // live beam of every step and every finished hypothesis, the tree a drawing of the search
+  // shows (docs/figures/beam-tree.svg). The answer is the finished node with the best score.
+  std::vector<std::vector<SearchNode>> search;
 };
 
 // Argmax at every step. src: the batch of sources the model reads, (B, S) ids (src_lengths (B),

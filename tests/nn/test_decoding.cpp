@@ -86,6 +86,51 @@ TEST_CASE("beam search does not stop while a live prefix can still win on the no
         nn::beam_search(model, kOneSource, {}, nn::DecodeOptions(o).with_beam_size(2)).tokens);
 }
 
+TEST_CASE("beam search keeps its search tree: every live beam and finished hypothesis, the answer among them") {
+  // The table of the test above, K = 2. At position 0 only <eos> (-1.0) and "a" (-1.1) are
+  // likely: step 0 finishes the empty output and keeps "a" (and a -10 token) as live beams.
+  ScriptedModel model({{0, {{kEosId, real(-1.0)}, {kA, real(-1.1)}}},
+                       {1, {{kB, real(-0.001)}}},
+                       {2, {{kC, real(-0.001)}}},
+                       {3, {{kD, real(-0.001)}}},
+                       {4, {{kEosId, real(-0.001)}}}});
+  const auto o = nn::DecodeOptions().with_beam_size(2).with_max_len(10).with_keep_search(true);
+  const nn::DecodeResult r = nn::beam_search(model, kOneSource, {}, o);
+  REQUIRE(r.search.size() == 1);
+  const std::vector<nn::SearchNode>& tree = r.search[0];
+  // Step 0: the empty output finished with <eos> (score -1.0 / 1), "a" live at -1.1.
+  REQUIRE(tree.size() >= 3);
+  CHECK(tree[0].step == 0);
+  CHECK(tree[0].finished);
+  CHECK(tree[0].eos);
+  CHECK(tree[0].tokens.empty());
+  CHECK(tree[0].log_prob == doctest::Approx(-1.0));
+  CHECK(tree[0].score == doctest::Approx(-1.0));
+  CHECK(tree[1].step == 0);
+  CHECK_FALSE(tree[1].finished);
+  CHECK(tree[1].tokens == std::vector<int64_t>{kA});
+  CHECK(tree[1].log_prob == doctest::Approx(-1.1));
+  CHECK(std::isnan(tree[1].score));
+  // Every live node extends a prefix kept the step before, and the answer is the finished node
+  // with the best score.
+  const nn::SearchNode* best = nullptr;
+  for (const nn::SearchNode& n : tree) {
+    if (n.finished && (!best || n.score > best->score)) best = &n;
+    if (n.finished || n.step == 0) continue;
+    const std::vector<int64_t> parent(n.tokens.begin(), n.tokens.end() - 1);
+    bool found = false;
+    for (const nn::SearchNode& p : tree) found = found || (!p.finished && p.step == n.step - 1 && p.tokens == parent);
+    CHECK_MESSAGE(found, "step ", n.step, ": a live beam whose prefix was not kept at the step before");
+  }
+  REQUIRE(best != nullptr);
+  CHECK(best->tokens == r.tokens[0]);
+  CHECK(best->tokens == std::vector<int64_t>{kA, kB, kC, kD});
+  // Without keep_search nothing is kept, and the answer is the same.
+  const nn::DecodeResult plain = nn::beam_search(model, kOneSource, {}, nn::DecodeOptions(o).with_keep_search(false));
+  CHECK(plain.search.empty());
+  CHECK(plain.tokens == r.tokens);
+}
+
 TEST_CASE("sampling: top_k = 1 is greedy, the same generator seed gives the same output, temperature sharpens") {
   // Every position: "a" -0.2, "b" -1.8, <eos> after 3 tokens.
   std::map<int64_t, std::map<int64_t, real>> table;

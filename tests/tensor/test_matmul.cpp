@@ -693,3 +693,24 @@ TEST_CASE("PackedRight: a product with op(B) packed beforehand has the bits of g
   CHECK_THROWS_WITH_AS(PackedRight(Tensor::empty({2, 3, 4}), false), "PackedRight: expected a matrix, got shape [2, 3, 4]",
                        std::invalid_argument);
 }
+
+TEST_CASE("gemm_blocking reads each copy's own tile and block sizes, and refuses an unknown name") {
+  // The sizes gemm_blocked.h's comments explain: 6 x 16 tiles of 256-bit vectors, 8 x 32 of
+  // 512-bit ones; K blocks of 256 in every copy; A blocks of 144 rows (a multiple of the tile's).
+  const GemmBlocking generic = gemm_blocking("generic");
+  CHECK(generic.mr == 6);
+  CHECK(generic.nr == 2 * 256 / 8 / static_cast<int64_t>(sizeof(real)));  // two vectors wide
+  CHECK(generic.kc == 256);
+  CHECK(generic.mc == 144);
+  CHECK(generic.vector_bits == 256);
+#if defined(__x86_64__) || defined(__i386__)
+  const GemmBlocking avx512 = gemm_blocking("avx512");
+  CHECK(avx512.mr == 8);
+  CHECK(avx512.nr == 2 * 512 / 8 / static_cast<int64_t>(sizeof(real)));
+  CHECK(avx512.mc == 144);
+  CHECK(avx512.vector_bits == 512);
+  CHECK(gemm_blocking("avx2").nr == generic.nr);
+#endif
+  CHECK_THROWS_WITH_AS(gemm_blocking("avx1024"), doctest::Contains("gemm_blocking: expected one of generic"),
+                       std::invalid_argument);
+}
