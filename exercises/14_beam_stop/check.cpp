@@ -65,6 +65,23 @@ TEST_CASE("14: the length penalty's bound: comparing log P alone would stop too 
   CHECK(penalised.log_prob == doctest::Approx(std::log(.9 * .45 * .95)));
 }
 
+TEST_CASE("14: the bound takes the longest output, max_len: a live prefix may not end at the next step") {
+  // after []: <eos> .67, a .32.  after [a] and [a a]: a .99.  after [a a a]: <eos> .99.
+  // Step 1 finishes [] (L = ln .67 = -0.400, |Y| = 1, score -0.400); the live [a] has
+  // L = ln .32 = -1.139. Were |Y| = 2 its longest output, its best score would be
+  // -1.139 / 2 = -0.570, below -0.400, and K = 1 would stop with the empty output. But [a] can
+  // grow to max_len: -1.139 / 10 = -0.114 is above -0.400, so the search goes on, and
+  // a a a <eos> finishes at step 4 with L = ln(.32 x .99^3) = -1.170, score -1.170 / 4 = -0.292.
+  Script s{{{{}, {.67, .32, .01}},
+            {{kA}, {.005, .99, .005}},
+            {{kA, kA}, {.005, .99, .005}},
+            {{kA, kA, kA}, {.99, .005, .005}}},
+           {.9, .05, .05}};
+  const Hypothesis h = beam_search_one(s.fn(), 1, 10, 1, kEos);
+  CHECK(h.tokens == std::vector<int64_t>{kA, kA, kA});
+  CHECK(h.log_prob == doctest::Approx(std::log(.32 * .99 * .99 * .99)));
+}
+
 TEST_CASE("14: at max_len the live prefixes count as finished") {
   // <eos> is never likely: the best of length 3 is a a a, with P = .59^3.
   Script s{{}, {.01, .59, .4}};

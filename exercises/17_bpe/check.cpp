@@ -1,6 +1,9 @@
 // exercises/17_bpe/check.cpp - make -C exercises check EX=17
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <new>
 #include <random>
 
 #include "data/bpe.h"
@@ -8,6 +11,24 @@
 #include "exercise.h"
 
 using seqgrad::data::Bpe;
+
+// Every memory allocation the program makes (operator new), counted: the last two test cases
+// read the count around one merge and one learn, to see how much work they do.
+std::atomic<int64_t> g_allocations{0};
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // GCC sees free() meet operator new
+#endif
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace {
 const std::string M = seqgrad::data::kWordStart;  // ▁
@@ -130,4 +151,50 @@ TEST_CASE("17: words with no occurrences are left out") {
   CHECK(learn({{"abab", 0}, {"cd", 3}}, 10, 1) == std::vector<std::string>{M + "c d"});
   CHECK(learn({{"abab", -2}}, 10, 1).empty());
   CHECK(learn({}, 10, 1).empty());
+}
+
+TEST_CASE("17: a merge does not count the table again: its work follows the words that hold the pair") {
+  // 200 words of 65 symbols, every symbol different: 12,800 pairs, each a map entry of its own,
+  // so counting the table makes at least 12,800 allocations. A merge may look at every word,
+  // even copy each (a few allocations a word); the check allows it a quarter of a count.
+  const int64_t words = 200, length = 65, pairs = words * (length - 1);
+  Table t;
+  for (int64_t i = 0; i < words; ++i) {
+    Word w{{}, 1 + i % 3};
+    for (int64_t k = 0; k < length; ++k) w.symbols.push_back("w" + std::to_string(i) + "." + std::to_string(k));
+    t.push_back(std::move(w));
+  }
+  int64_t start = g_allocations;
+  CHECK(static_cast<int64_t>(count_pairs(t).size()) == pairs);
+  CHECK(g_allocations - start >= pairs);  // what a count costs
+  // The pair w100.10 w100.11 is in word 100 alone, which occurs 1 + 100 % 3 = 2 times.
+  start = g_allocations;
+  const PairCounts delta = merge(t, {"w100.10", "w100.11"});
+  const int64_t allocations = g_allocations - start;
+  CHECK(delta == PairCounts{{{"w100.9", "w100.10"}, -2}, {{"w100.10", "w100.11"}, -2}, {{"w100.11", "w100.12"}, -2},
+                            {{"w100.9", "w100.10w100.11"}, 2}, {{"w100.10w100.11", "w100.12"}, 2}});
+  CAPTURE(allocations);
+  CHECK(allocations <= pairs / 4);
+}
+
+TEST_CASE("17: learn counts the pairs once, then keeps the counts with merge's deltas") {
+  // The same shape of corpus: 200 words of 65 characters, every character different (CJK
+  // ideographs from U+4E00), 12,800 pairs. learn may count them once and build its table (say
+  // two counts' worth); each of its 40 merges must then cost under a quarter of a count.
+  const int64_t words = 200, length = 65, pairs = words * (length - 1);
+  const auto utf8 = [](int64_t code_point) {  // a code point of three bytes (U+0800 to U+FFFF)
+    return std::string{static_cast<char>(0xE0 | (code_point >> 12)), static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)),
+                       static_cast<char>(0x80 | (code_point & 0x3F))};
+  };
+  std::map<std::string, int64_t> corpus;
+  for (int64_t i = 0; i < words; ++i) {
+    std::string word;
+    for (int64_t k = 0; k < length; ++k) word += utf8(0x4E00 + i * length + k);
+    corpus[word] = 2;
+  }
+  const int64_t start = g_allocations;
+  CHECK(learn(corpus, 40).size() == 40);
+  const int64_t allocations = g_allocations - start;
+  CAPTURE(allocations);
+  CHECK(allocations <= 2 * pairs + 40 * pairs / 4);
 }

@@ -33,6 +33,9 @@ PairCounts merge(Table& table, const SymbolPair& pair) {
   const auto& [a, b] = pair;
   PairCounts delta;
   for (Word& w : table) {
+    bool holds = false;  // most words do not hold the pair: look before copying anything
+    for (size_t k = 0; k + 1 < w.symbols.size() && !holds; ++k) holds = w.symbols[k] == a && w.symbols[k + 1] == b;
+    if (!holds) continue;
     std::vector<std::string> merged;
     for (size_t k = 0; k < w.symbols.size(); ++k) {
       if (k + 1 < w.symbols.size() && w.symbols[k] == a && w.symbols[k + 1] == b) {
@@ -42,7 +45,6 @@ PairCounts merge(Table& table, const SymbolPair& pair) {
         merged.push_back(w.symbols[k]);
       }
     }
-    if (merged.size() == w.symbols.size()) continue;  // the pair is not in this word
     // Only this word's pairs change: take its old ones out, put its new ones in. Neighbours
     // shared by two occurrences ("a a a a") are counted once each way, so nothing is lost.
     add_pairs(w, -1, delta);
