@@ -19,6 +19,8 @@ namespace {
 
 constexpr double kPad = 10;        // blank border around the picture
 constexpr double kTitleFont = 15, kBarFont = 11;
+constexpr double kTitleLine = 19;   // from one line of a wrapped title to the next
+constexpr double kMinWidth = 320;   // the narrowest picture, so that a small matrix's title wraps into few lines
 constexpr double kBold = 1.1;       // bold text is about this much wider than text_width says
 constexpr double kBarWidth = 12, kBarMinHeight = 72;
 constexpr int kBarSteps = 48;      // the colour bar is a stack of this many strips
@@ -188,6 +190,7 @@ struct Heatmap::Layout {
   double grid_left = 0, grid_top = 0;
   double bar_left = 0, bar_height = 0;
   std::string lo_text, hi_text;
+  std::vector<std::string> title_lines;  // the title, wrapped to the picture's width
   double width = 0, height = 0;
 };
 
@@ -202,7 +205,13 @@ Heatmap::Layout Heatmap::layout() const {
   for (const std::string& s : col_labels_) col_w = std::max(col_w, text_width(s, l.label_font));
   l.rotate_cols = col_w > l.cell - 2;  // does not fit across its column: read it upwards
   const double col_h = l.rotate_cols ? col_w : l.label_font;
-  const double title_h = title_.empty() ? 0 : 30;
+  // The picture is as wide as the grid and its colour bar need (at least kMinWidth): a long
+  // title wraps onto more lines instead of widening it.
+  const double grid_w = S * l.cell, grid_h = T * l.cell;
+  const double bar_labels_w = std::max(text_width(short_number(lo_), kBarFont), text_width(short_number(hi_), kBarFont));
+  l.width = std::max(kPad + row_w + 8 + grid_w + 16 + kBarWidth + 6 + bar_labels_w + kPad, kMinWidth);
+  l.title_lines = wrap_text(title_, kBold * kTitleFont, l.width - 2 * kPad);
+  const double title_h = title_.empty() ? 0 : 30 + kTitleLine * static_cast<double>(l.title_lines.size() - 1);
   l.grid_left = kPad + row_w + 8;
   l.grid_top = kPad + title_h + col_h + 8;
 
@@ -214,11 +223,8 @@ Heatmap::Layout Heatmap::layout() const {
   }
 
   l.lo_text = short_number(lo_), l.hi_text = short_number(hi_);
-  const double grid_w = S * l.cell, grid_h = T * l.cell;
   l.bar_left = l.grid_left + grid_w + 16;
   l.bar_height = std::max(grid_h, kBarMinHeight);
-  const double bar_labels = std::max(text_width(l.lo_text, kBarFont), text_width(l.hi_text, kBarFont));
-  l.width = std::max(l.bar_left + kBarWidth + 6 + bar_labels, kPad + kBold * text_width(title_, kTitleFont)) + kPad;
   l.height = l.grid_top + std::max(grid_h, l.bar_height) + kPad + kBarFont / 2;
   return l;
 }
@@ -239,13 +245,13 @@ void Heatmap::draw(SvgCanvas& c, double x, double y) const {
   c.comment(cat("heatmap: ", T, " rows x ", S, " columns, colours from ", l.lo_text, " (white) to ", l.hi_text,
                 " (dark)"));
 
-  // --- title, centred over the grid unless that would push it off the picture
-  if (!title_.empty()) {
+  // --- title, each line centred over the grid unless that would push it off the picture
+  for (size_t i = 0; i < l.title_lines.size(); ++i) {
     TextStyle s{kTitleFont, "middle", "#111111"};
     s.bold = true;
-    const double half = kBold * text_width(title_, kTitleFont) / 2;
+    const double half = kBold * text_width(l.title_lines[i], kTitleFont) / 2;
     const double cx = std::clamp(l.grid_left + grid_w / 2, kPad + half, std::max(kPad + half, l.width - kPad - half));
-    c.text(cx, kPad + 16, title_, s);
+    c.text(cx, kPad + 16 + kTitleLine * static_cast<double>(i), l.title_lines[i], s);
   }
 
   // --- cells, edge to edge, and a frame so that white cells still show where the grid ends

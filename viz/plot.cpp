@@ -94,12 +94,25 @@ void draw_axes(SvgCanvas& c, const Frame& f, const Axis& x, const Axis& y, bool 
 }
 
 // Title above the plot area, x label below, y label rotated along the left edge.
+// A title wrapped to a picture `width` pixels wide (bold text is about 1.1 times text_width).
+std::vector<std::string> title_lines(const std::string& title, double width) {
+  return wrap_text(title, 1.1 * kTitleFont, width - 16);
+}
+double top_margin(const std::string& title, double width) {
+  return title.empty() ? 16 : 44 + 19 * static_cast<double>(title_lines(title, width).size() - 1);
+}
+
 void draw_titles(SvgCanvas& c, const Frame& f, const std::string& title, const std::string& xlabel,
                  const std::string& ylabel) {
-  if (!title.empty()) {
+  // The title is centred over the plot area, or over the whole picture when it is too wide for
+  // that, and wraps onto more lines when it is wider than the picture (top_margin left room).
+  const std::vector<std::string> lines = title_lines(title, c.width());
+  for (size_t i = 0; i < lines.size(); ++i) {
     TextStyle s{kTitleFont, "middle", "#111111"};
     s.bold = true;
-    c.text(f.left + f.width / 2, 24, title, s);
+    const double half = 1.1 * text_width(lines[i], kTitleFont) / 2;
+    const double cx = std::clamp(f.left + f.width / 2, half + 8, std::max(half + 8, c.width() - half - 8));
+    c.text(cx, 24 + 19 * static_cast<double>(i), lines[i], s);
   }
   if (!xlabel.empty()) c.text(f.left + f.width / 2, f.bottom() + 44, xlabel, {kLabelFont, "middle", kInk});
   if (!ylabel.empty()) {
@@ -110,7 +123,6 @@ void draw_titles(SvgCanvas& c, const Frame& f, const std::string& title, const s
   }
 }
 
-double top_margin(const std::string& title) { return title.empty() ? 16 : 44; }
 double bottom_margin(const std::string& xlabel) { return xlabel.empty() ? 36 : 60; }
 double left_margin(const Axis& y, const std::string& ylabel) {
   return (ylabel.empty() ? 10 : 32) + max_label_width(y) + 10;
@@ -211,7 +223,7 @@ std::string LinePlot::to_svg() const {
   Axis x = make_axis(xlo, xhi, xtarget, /*log=*/false, /*tight=*/false);
   Frame f;
   f.left = left_margin(y, ylabel_);
-  f.top = top_margin(title_);
+  f.top = top_margin(title_, width_);
   const double right = legend.empty() ? 24 : legend_width(legend) + 32;
   f.width = std::max(60.0, width_ - f.left - right);
   f.height = std::max(60.0, height_ - f.top - bottom_margin(xlabel_));
@@ -345,7 +357,7 @@ std::string DecisionMap::to_svg() const {
   Axis x = make_axis(xmin_, xmax_, 6, /*log=*/false, /*tight=*/true);
   Axis y = make_axis(ymin_, ymax_, 6, /*log=*/false, /*tight=*/true);
   const double right = legend.empty() ? 24 : legend_width(legend) + 32;
-  const double left = left_margin(y, ylabel_), top = top_margin(title_), bottom = bottom_margin(xlabel_);
+  const double left = left_margin(y, ylabel_), top = top_margin(title_, width_), bottom = bottom_margin(xlabel_);
   const double avail_w = std::max(60.0, width_ - left - right), avail_h = std::max(60.0, height_ - top - bottom);
   const double unit = std::min(avail_w / (xmax_ - xmin_), avail_h / (ymax_ - ymin_));  // pixels per unit
   const Frame f{left, top, unit * (xmax_ - xmin_), unit * (ymax_ - ymin_)};

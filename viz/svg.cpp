@@ -131,6 +131,29 @@ double text_width(const std::string& text, double font_size) {
   return ems * font_size;
 }
 
+std::vector<std::string> wrap_text(const std::string& text, double font_size, double max_width) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  auto flush_word = [&]() {
+    if (word.empty()) return;
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (line.empty() || text_width(longer, font_size) <= max_width) {
+      line = longer;
+    } else {
+      lines.push_back(line);
+      line = word;
+    }
+    word.clear();
+  };
+  for (char ch : text) {
+    if (ch == ' ') flush_word();
+    else word += ch;
+  }
+  flush_word();
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 // ================================================================================================
 // Colours
 
@@ -295,6 +318,25 @@ void SvgCanvas::circle(double cx, double cy, double r, const std::string& fill, 
   body_ += "/>\n";
 }
 
+void SvgCanvas::polygon(const std::vector<std::pair<double, double>>& points, const std::string& fill) {
+  std::string pts;
+  for (const auto& [x, y] : points) {
+    if (!all_finite({x, y})) return comment("polygon skipped: non-finite coordinate");
+    if (!pts.empty()) pts += ' ';
+    pts += num(x) + "," + num(y);
+  }
+  body_ += "<polygon points=\"" + pts + "\"" + attr("fill", fill) + "/>\n";
+}
+
+void SvgCanvas::round_rect(double x, double y, double w, double h, double radius, const std::string& fill,
+                           const std::string& stroke, double stroke_width) {
+  if (!all_finite({x, y, w, h, radius})) return comment("rect skipped: non-finite coordinate");
+  body_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, w)) + "\" height=\"" +
+           num(std::max(0.0, h)) + "\" rx=\"" + num(radius) + "\"" + attr("fill", fill);
+  if (stroke != "none") body_ += attr("stroke", stroke) + " stroke-width=\"" + num(stroke_width) + "\"";
+  body_ += "/>\n";
+}
+
 void SvgCanvas::text(double x, double y, const std::string& text, const TextStyle& style) {
   if (!all_finite({x, y})) return comment("text skipped: non-finite coordinate");
   body_ += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(style.size) + "\"" +
@@ -329,7 +371,7 @@ void SvgCanvas::end_group() {
 std::string SvgCanvas::str() const {
   std::string doc = "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + num(width_) +
                     "\" height=\"" + num(height_) + "\" viewBox=\"0 0 " + num(width_) + " " + num(height_) +
-                    "\" font-family=\"DejaVu Sans, Helvetica, Arial, 'Noto Sans CJK SC', sans-serif\">\n";
+                    "\" font-family=\"DejaVu Sans, Helvetica, Arial, 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', sans-serif\">\n";
   doc += body_;
   for (int i = 0; i < open_groups_; ++i) doc += "</g>\n";  // close what the caller left open
   doc += "</svg>\n";

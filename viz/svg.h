@@ -28,6 +28,11 @@ std::string escape_xml(const std::string& text);
 // 0.6 em per narrow character, 1 em per wide (CJK) one. Used to size margins and legends.
 double text_width(const std::string& text, double font_size);
 
+// `text` cut at spaces into lines of at most `max_width` pixels (by text_width); a word longer
+// than that gets a line of its own. Used to wrap long titles instead of widening the picture:
+//   wrap_text("a long title", 12, 60) == {"a long", "title"}
+std::vector<std::string> wrap_text(const std::string& text, double font_size, double max_width);
+
 // ================================================================================================
 // Colours
 
@@ -113,6 +118,11 @@ class SvgCanvas {
                 double width = 1.5);
   void circle(double cx, double cy, double r, const std::string& fill, const std::string& stroke = "none",
               double stroke_width = 1);
+  // A closed shape through the points (an arrowhead, say), filled.
+  void polygon(const std::vector<std::pair<double, double>>& points, const std::string& fill);
+  // A rectangle with corners rounded by `radius` pixels (the boxes of viz/diagram.h).
+  void round_rect(double x, double y, double w, double h, double radius, const std::string& fill,
+                  const std::string& stroke = "none", double stroke_width = 1);
   void text(double x, double y, const std::string& text, const TextStyle& style);
   // <!-- text -->, for notes a reader of the file should see (skipped points, say).
   void comment(const std::string& text);

@@ -115,9 +115,30 @@ TEST_CASE("Heatmap rotates the column labels only when one is wider than a cell"
   CHECK(count_of(long_labels, "rotate(-90") == 2);  // every column label, so they read alike
   CHECK(svg_problem(long_labels) == "");
   // Longer labels make room for themselves: the picture grows instead of text overlapping cells.
-  Heatmap wide({"a", "a much longer target token"}, {"x", "y"}, std::vector<double>{1, 0, 0, 1});
+  Heatmap wide({"a", "a much longer target token, with a few more words"}, {"x", "y"}, std::vector<double>{1, 0, 0, 1});
   Heatmap narrow({"a", "b"}, {"x", "y"}, std::vector<double>{1, 0, 0, 1});
   CHECK(wide.svg_size().first > narrow.svg_size().first + 100);
+}
+
+TEST_CASE("Heatmap is as wide as its matrix needs: a long title wraps instead of widening the picture") {
+  // A sentence of 16 words as the title of a 4 x 4 map: the picture stays at the width the
+  // grid and its colour bar need, and the title takes several lines, none wider than it.
+  std::string title;
+  for (int i = 0; i < 16; ++i) title += (i ? " " : "") + std::string("token") + std::to_string(i);
+  Heatmap plain({"a", "b", "c", "d"}, {"w", "x", "y", "z"}, std::vector<double>(16, 0.5));
+  Heatmap titled = plain;
+  titled.set_title(title);
+  CHECK(titled.svg_size().first == plain.svg_size().first);
+  CHECK(titled.svg_size().second > plain.svg_size().second);
+  const std::string svg = titled.to_svg();
+  CHECK(svg_problem(svg) == "");
+  CHECK(count_of(svg, ">token0 ") == 1);   // the first line starts the title,
+  CHECK(count_of(svg, "token15</text>") == 1);  // the last ends it,
+  CHECK(count_of(svg, "font-weight=\"bold\"") >= 3);  // and it took three lines or more
+  // wrap_text itself: at spaces, within the width, a long word alone on its line.
+  CHECK(wrap_text("a long title", 12, 60) == std::vector<std::string>{"a long", "title"});
+  CHECK(wrap_text("antidisestablishment x", 12, 30) == std::vector<std::string>{"antidisestablishment", "x"});
+  CHECK(wrap_text("", 12, 30).empty());
 }
 
 TEST_CASE("Heatmap stands long Chinese column labels upright, one character above another") {
