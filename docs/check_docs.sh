@@ -28,6 +28,8 @@
 # non-ASCII marks dropped: · – — … ‘ ’ “ ” → ↔ × ² and the full-width ，。、：；？！（）《》「」【】～
 # (other non-ASCII punctuation would be kept here, where GitHub drops it: avoid it in headings).
 # Every docs/zh/NAME.md must translate an English docs/NAME.md (docs/zh/README.md excepted),
+# and say what it says: the same blocks, figures, numbers and code spans (see below);
+# every numbered English chapter must have its Chinese edition;
 # and every file in architecture.md's "Where is each concept" table must exist, and every concept
 # of docs/concepts.txt must have its row in that table.
 # Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms,
@@ -234,7 +236,15 @@ for md in $files; do
   fi
 done
 
-# A Chinese chapter translates an English one of the same name (the front page excepted).
+# A Chinese chapter translates an English one of the same name (the front page excepted), and
+# every numbered English chapter, the glossary and the notation page have a Chinese edition.
+for md in $files; do
+  case "$md" in
+    docs/[0-9]*.md|docs/glossary.md|docs/notation.md)
+      [ -f "docs/zh/${md#docs/}" ] ||
+        fail "$md: no Chinese edition docs/zh/${md#docs/}; every chapter is in both languages" ;;
+  esac
+done
 for md in $files; do
   case "$md" in
     docs/zh/README.md) ;;
@@ -242,6 +252,71 @@ for md in $files; do
       [ -f "docs/${md#docs/zh/}" ] ||
         fail "$md: no English chapter docs/${md#docs/zh/}; a file in docs/zh/ translates the English file of the same name (or is docs/zh/README.md)" ;;
   esac
+done
+
+# A Chinese chapter says what its English original says: the same fenced blocks (code, output,
+# equations, diagrams) in the same order, byte for byte; the same figures in the same order; the
+# same numbers in the prose (as a multiset: a translation may reorder a sentence, but a number
+# fixed in one language must be fixed in the other); and the same inline code spans (as a
+# multiset). Numbers are runs of digits with at most one '.' inside, outside code spans, link
+# targets and comment lines; write digits in both languages ("3 个", not "三个"). A code span
+# must not break across lines (both files join it differently).
+facets() {  # file what -> one item per line: blocks | figures | numbers | code
+  awk -v what="$2" '
+    /^```/ {
+      if (!infence) { infence = 1; fence = $0; sub(/[^`].*$/, "", fence); if (what == "blocks") print "@@ " NR ": " $0; next }
+      else if ($0 == fence) { infence = 0; next }
+    }
+    infence { if (what == "blocks") print; next }
+    /^<!-- .* -->[ \t]*$/ { next }
+    {
+      line = $0
+      if (what == "figures") {
+        while (match(line, /!\[[^]]*\]\([^)]*\)/)) {
+          img = substr(line, RSTART, RLENGTH); sub(/^.*\(/, "", img); sub(/\)$/, "", img); sub(/^.*\//, "", img)
+          print img; line = substr(line, RSTART + RLENGTH)
+        }
+        next
+      }
+      rest = ""
+      while (match(line, /`[^`]+`/)) {
+        if (what == "code") print substr(line, RSTART, RLENGTH)
+        rest = rest substr(line, 1, RSTART - 1) " "
+        line = substr(line, RSTART + RLENGTH)
+      }
+      if (what == "code" && line ~ /`/) print "(a code span broken across lines at line " NR ")"
+      line = rest line
+      if (what != "numbers") next
+      gsub(/\]\([^)]*\)/, "] ", line)
+      while (match(line, /[0-9]+(\.[0-9]+)?/)) { print substr(line, RSTART, RLENGTH); line = substr(line, RSTART + RLENGTH) }
+    }' "$1"
+}
+for md in $files; do
+  case "$md" in docs/zh/README.md) continue ;; docs/zh/*.md) ;; *) continue ;; esac
+  en="docs/${md#docs/zh/}"
+  [ -f "$md" ] && [ -f "$en" ] || continue
+  for what in blocks figures numbers code; do
+    checked=$((checked + 1))
+    if [ "$what" = blocks ]; then
+      facets "$en" blocks | sed 's/^@@ [0-9]*: /@@ /' > "$tmp/en.$what"
+      facets "$md" blocks | sed 's/^@@ [0-9]*: /@@ /' > "$tmp/zh.$what"
+    elif [ "$what" = figures ]; then
+      facets "$en" figures > "$tmp/en.$what"
+      facets "$md" figures > "$tmp/zh.$what"
+    else
+      facets "$en" "$what" | LC_ALL=C sort > "$tmp/en.$what"
+      facets "$md" "$what" | LC_ALL=C sort > "$tmp/zh.$what"
+    fi
+    if ! cmp -s "$tmp/en.$what" "$tmp/zh.$what"; then
+      case "$what" in
+        blocks) fail "$md: its fenced blocks differ from $en's (the same blocks, in the same order, byte for byte; translate around them, not inside)" ;;
+        figures) fail "$md: its figures differ from $en's (the same files in the same order)" ;;
+        numbers) fail "$md: the numbers in its prose differ from $en's (< only in English, > only in Chinese; write digits in both)" ;;
+        code) fail "$md: its inline code spans differ from $en's (< only in English, > only in Chinese)" ;;
+      esac
+      diff "$tmp/en.$what" "$tmp/zh.$what" | grep '^[<>]' | head -n 8 | sed 's/^/    /' >&2
+    fi
+  done
 done
 
 # Links between chapters: every [text](file.md) and [text](file.md#anchor) must resolve, from
@@ -345,5 +420,5 @@ if [ "$problems" != 0 ]; then
   echo "check_docs: $problems problem(s) in docs/ ($checked blocks checked)" >&2
   exit 1
 fi
-echo "check_docs: $checked blocks match their sources and programs"
+echo "check_docs: $checked blocks and checks match their sources, programs and translations"
 exit 0

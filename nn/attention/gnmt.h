@@ -6,7 +6,9 @@
 //   decoder  layer 1: LSTM over the target embeddings; its output h^1_t asks the attention
 //            c_t = sum_s a_t(s) m_s over the encoder's top outputs m (B, S, H)
 //            layer 2: LSTM([x_2; c_t])      layers l >= 3: x_{l+1} = LSTM_l([x_l; c_t]) + x_l
-//            logits = W_out [x_L; c_t]
+//            logits = W_out [x_L; c_t]   (seqgrad's choice, not the paper's: in Wu et al. the
+//            context goes to layers 2..L only and the softmax reads x_L alone; here the output
+//            layer also reads c_t, as the Bahdanau and Luong decoders of attention_seq2seq.h do)
 // No decoder layer reads its own past attention, so each layer runs over the whole target at
 // once in teacher forcing (the paper's reason: layer l + 1 can start before layer l finishes).
 // What this is not: the paper's wordpieces, quantisation or length-normalised beam search
