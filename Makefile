@@ -12,7 +12,11 @@
 #   make fuzz-ops     the random-expression property test, N=20000 cases in each precision
 #   make soak         the memory soak test, EPOCHS=20 and 10x that
 #   make bench        benchmark programs (build/bench_*)
-#   make check-docs   check that the code and output quoted in docs/ match the sources
+#   make check-docs   check that the code and output quoted in docs/ match the sources, that the
+#                     Chinese chapters match the English ones, and that every figure is there and
+#                     is what the code draws now (about a minute: docs/figures/make_figures.sh --check)
+#   make figures      draw the book's figures again into docs/figures/ (about a minute)
+#   make browser-test the attention explorer in headless Chromium (installed if root; else skipped)
 #   make quick-claims every example's --quick run shows what the book claims (tests/examples/quick/)
 #   make exercises-verify  every coursework check fails on its stub and passes with its solution
 #   make demo         train a small Transformer translator (about a minute) and show what it does
@@ -92,7 +96,7 @@ DOCTEST_HEADER := $(DOCTEST_INCLUDE)/doctest/doctest.h
 # Keep object files that are only steps to a program (make would delete them otherwise).
 .SECONDARY:
 
-.PHONY: all lib examples test test-kernels run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs quick-claims exercises-verify clean
+.PHONY: all lib examples test test-kernels run-tests run-tests32 sanitize tsan faults fuzz fuzzers fuzz-ops soak bench demo check-docs figures browser-test quick-claims exercises-verify clean
 all: lib examples $(CLI)
 lib: $(LIB)
 examples: $(EXAMPLES)
@@ -327,9 +331,19 @@ faults: $(CLI) $(FAULT_EDIT) examples
 
 bench: $(BENCHES)
 
-# Code and program output shown in docs/ must equal the sources and real runs (docs/check_docs.sh).
-check-docs: examples
+# Code and program output shown in docs/ must equal the sources and real runs (docs/check_docs.sh),
+# and so must the figures: drawn from the code's objects and from short seeded runs
+# (docs/figures/make_figures.sh; `make figures` draws them again, to look at and commit).
+check-docs: examples $(CLI)
 	@sh docs/check_docs.sh
+
+figures: examples $(CLI)
+	@sh docs/figures/make_figures.sh $(BUILD)
+
+# The attention explorer (seqgrad attention --html) opened in a real browser: Debian's Chromium,
+# headless, installed by the test when run as root, skipped with a message where it cannot be.
+browser-test: $(CLI)
+	@sh tests/examples/explorer_browser.sh $(BUILD)
 
 # What the book says an example's --quick run shows, it must show: each script in
 # tests/examples/quick/ runs one example's --quick variants and checks the difference with a

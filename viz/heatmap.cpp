@@ -424,18 +424,20 @@ std::string HeatmapGrid::to_svg() const {
     col_w[i % ncols] = std::max(col_w[i % ncols], w);
     row_h[i / ncols] = std::max(row_h[i / ncols], h);
   }
-  const double title_h = title_.empty() ? 0 : 36;
-  double width = kGap * static_cast<double>(ncols - 1), height = title_h + kGap * static_cast<double>(nrows - 1);
+  // As wide as the maps; a longer title wraps onto more lines.
+  double width = kGap * static_cast<double>(ncols - 1);
   for (double w : col_w) width += w;
+  const std::vector<std::string> lines = wrap_text(title_, kBold * 17, width - 2 * kPad);
+  const double title_h = title_.empty() ? 0 : 36 + 22 * static_cast<double>(lines.size() - 1);
+  double height = title_h + kGap * static_cast<double>(nrows - 1);
   for (double h : row_h) height += h;
-  width = std::max(width, kBold * text_width(title_, 17) + 2 * kPad);
 
   SvgCanvas c(width, height);
   c.rect(0, 0, width, height, "white");
-  if (!title_.empty()) {
+  for (size_t i = 0; i < lines.size(); ++i) {
     TextStyle s{17, "middle", "#111111"};
     s.bold = true;
-    c.text(width / 2, 26, title_, s);
+    c.text(width / 2, 26 + 22 * static_cast<double>(i), lines[i], s);
   }
   double y = title_h;
   for (int64_t r = 0; r < nrows; ++r) {

@@ -348,6 +348,43 @@ void SvgCanvas::text(double x, double y, const std::string& text, const TextStyl
   body_ += ">" + escape_xml(text) + "</text>\n";
 }
 
+namespace {
+
+// The number in attribute `name` of an SVG document's opening <svg ...> tag (width, height).
+double svg_attribute(const std::string& doc, const char* name) {
+  const size_t open = doc.find("<svg"), end = doc.find('>', open);
+  check(open != std::string::npos && end != std::string::npos, "stack_vertically: expected an <svg> document");
+  const std::string key = std::string(" ") + name + "=\"";
+  const size_t at = doc.find(key, open);
+  check(at != std::string::npos && at < end, "stack_vertically: the <svg> document has no ", name);
+  return std::stod(doc.substr(at + key.size()));
+}
+
+}  // namespace
+
+void SvgCanvas::embed(double x, double y, const std::string& svg_document) {
+  const size_t open = svg_document.find("<svg");
+  check(open != std::string::npos, "SvgCanvas::embed: expected an <svg> document");
+  body_ += "<svg x=\"" + num(x) + "\" y=\"" + num(y) + "\"" + svg_document.substr(open + 4);
+}
+
+std::string stack_vertically(const std::vector<std::string>& parts) {
+  check(!parts.empty(), "stack_vertically: expected at least one picture, got none");
+  double width = 0, height = 0;
+  for (const std::string& p : parts) {
+    width = std::max(width, svg_attribute(p, "width"));
+    height += svg_attribute(p, "height");
+  }
+  SvgCanvas c(width, height);
+  c.rect(0, 0, width, height, "white");
+  double y = 0;
+  for (const std::string& p : parts) {
+    c.embed(0, y, p);
+    y += svg_attribute(p, "height");
+  }
+  return c.str();
+}
+
 void SvgCanvas::comment(const std::string& text) {
   // A comment may not contain "--" (nor end in "-", which the trailing space prevents).
   std::string s = escape(text, /*markup=*/false);

@@ -124,6 +124,9 @@ class SvgCanvas {
   void round_rect(double x, double y, double w, double h, double radius, const std::string& fill,
                   const std::string& stroke = "none", double stroke_width = 1);
   void text(double x, double y, const std::string& text, const TextStyle& style);
+  // Another picture (an SVG document from to_svg or str()) placed with its top-left corner at
+  // (x, y), as a nested <svg>: how panels are stacked into one figure (stack_vertically).
+  void embed(double x, double y, const std::string& svg_document);
   // <!-- text -->, for notes a reader of the file should see (skipped points, say).
   void comment(const std::string& text);
 
@@ -141,5 +144,11 @@ class SvgCanvas {
   std::string body_;
   int open_groups_ = 0;
 };
+
+// Several SVG documents one under another, left-aligned, in one document as wide as the widest:
+//   save(stack_vertically({loss_plot.to_svg(), accuracy_plot.to_svg()}))
+// Throws std::invalid_argument for an empty list or a part that is not an <svg> document with
+// a width and a height.
+std::string stack_vertically(const std::vector<std::string>& parts);
 
 }  // namespace seqgrad::viz

@@ -9,6 +9,8 @@
 //   module-tree.svg        a small Transformer's modules, their parameters' shapes and counts
 //   attention-cost.svg     multiply-adds of one decoder step, global against local attention, from
 //                          the shapes the two modules multiply
+//   tensor-layout.svg      a (2, 3, 4) tensor as matrices and as its row-major storage
+//   bpe-merges.svg         data::Bpe::learn on the four words of the BPE paper, merge by merge
 // None of them trains anything: the same build draws the same bytes. The figures of training
 // runs come from the seqgrad tool and the examples (docs/figures/make_figures.sh runs them all).
 //   build/examples/book_figures --out docs/figures
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -299,6 +302,80 @@ void attention_cost(const std::string& path) {
       .save(path);
 }
 
+// ================================================================================================
+// tensor-layout.svg: a (2, 3, 4) tensor as the reader pictures it (2 matrices of 3 x 4) and as
+// it is stored (24 numbers in a row). The tensor holds arange(24), so each cell shows its own
+// offset in storage, read back through at({b, t, c}).
+void tensor_layout(const std::string& path) {
+  const Tensor x = arange(24).reshape({2, 3, 4});  // (B, T, C)
+  const double cell = 34, x0 = 30, y0 = 70;
+  viz::SvgCanvas cv(880, 330);
+  cv.rect(0, 0, cv.width(), cv.height(), "white");
+  cv.text(20, 28, "x = arange(24).reshape({2, 3, 4}): shape (B, T, C) = (2, 3, 4), row-major", {15, "start", "#222222", true});
+  for (int64_t b = 0; b < 2; ++b) {
+    const double bx = x0 + static_cast<double>(b) * (4 * cell + 60);
+    cv.text(bx + 2 * cell, y0 - 10, "b = " + std::to_string(b), {12, "middle", "#334155"});
+    for (int64_t t = 0; t < 3; ++t)
+      for (int64_t c = 0; c < 4; ++c) {
+        const double cx = bx + static_cast<double>(c) * cell, cy = y0 + static_cast<double>(t) * cell;
+        cv.rect(cx, cy, cell, cell, b == 1 && t == 2 ? "#dbeafe" : "#f8fafc", "#334155", 1);
+        cv.text(cx + cell / 2, cy + cell / 2, fixed(x.at({b, t, c}), 0), {13, "middle", "#222222", false, 0, 0.35});
+      }
+    for (int64_t t = 0; t < 3; ++t)
+      cv.text(bx - 6, y0 + (static_cast<double>(t) + 0.5) * cell, "t=" + std::to_string(t), {11, "end", "#475569", false, 0, 0.35});
+  }
+  cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 20, "x.at({1, 2, 3}) = " + fixed(x.at({1, 2, 3}), 0), {13, "start", "#222222"});
+  cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 42, "offset = b*12 + t*4 + c = 12 + 8 + 3", {13, "start", "#475569"});
+  cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 64, "strides (12, 4, 1): the last axis is contiguous", {13, "start", "#475569"});
+  // The storage: x.data()[0 .. 23], the row b = 1, t = 2 shaded as above.
+  const double sy = 230, sc = 33;
+  cv.text(x0, sy - 12, "x.data(): one contiguous, 64-byte aligned buffer of 24 floats", {12, "start", "#334155"});
+  for (int64_t i = 0; i < 24; ++i) {
+    const double cx = x0 + static_cast<double>(i) * sc;
+    cv.rect(cx, sy, sc, 30, i >= 20 ? "#dbeafe" : (i / 12) % 2 ? "#eef2ff" : "#f8fafc", "#334155", 1);
+    cv.text(cx + sc / 2, sy + 15, fixed(x.data()[i], 0), {12, "middle", "#222222", false, 0, 0.35});
+  }
+  for (int64_t b = 0; b < 2; ++b)
+    cv.text(x0 + (static_cast<double>(b) * 12 + 6) * sc, sy + 50, "b = " + std::to_string(b) + ": 12 floats", {12, "middle", "#475569"});
+  cv.save(path);
+}
+
+// ================================================================================================
+// bpe-merges.svg: byte-pair encoding learned on Sennrich et al.'s four words (low 5, lower 2,
+// newest 6, widest 3) by data::Bpe::learn, and each word as data::Bpe encodes it after each merge.
+void bpe_merges(const std::string& path) {
+  const std::unordered_map<std::string, int64_t> counts = {{"low", 5}, {"lower", 2}, {"newest", 6}, {"widest", 3}};
+  const data::Bpe learned = data::Bpe::learn(counts, 10);
+  const std::vector<std::string> words = {"low", "lower", "newest", "widest"};
+  const int64_t steps = learned.size();
+  const double row = 26, left = 150, col = 170, y0 = 70;
+  viz::SvgCanvas cv(left + col * 4 + 20, y0 + row * static_cast<double>(steps + 1) + 50);
+  cv.rect(0, 0, cv.width(), cv.height(), "white");
+  cv.text(20, 28, "Byte-pair encoding: data::Bpe::learn on low x5, lower x2, newest x6, widest x3", {15, "start", "#222222", true});
+  cv.text(20, y0 - 14, "merge", {12, "start", "#334155", true});
+  for (size_t w = 0; w < words.size(); ++w)
+    cv.text(left + col * static_cast<double>(w), y0 - 14, words[w] + " x" + std::to_string(counts.at(words[w])), {12, "start", "#334155", true});
+  for (int64_t k = 0; k <= steps; ++k) {
+    const std::vector<std::string> first(learned.merges().begin(), learned.merges().begin() + k);
+    const data::Bpe bpe(first);
+    const double y = y0 + row * static_cast<double>(k);
+    if (k % 2 == 0) cv.rect(10, y - 4, cv.width() - 20, row, "#f8fafc");
+    cv.text(20, y + 12, k == 0 ? "(characters)" : std::to_string(k) + ": " + learned.merges()[k - 1], {12, "start", "#2563eb"});
+    for (size_t w = 0; w < words.size(); ++w) {  // each piece in a box of its own
+      double px = left + col * static_cast<double>(w);
+      for (const std::string& p : bpe.encode(words[w])) {
+        const double pw = viz::text_width(p, 13) + 8;
+        cv.round_rect(px, y - 1, pw, row - 6, 3, "#eef2ff", "#94a3b8", 0.8);
+        cv.text(px + pw / 2, y + 10, p, {13, "middle", "#222222", false, 0, 0.1});
+        px += pw + 3;
+      }
+    }
+  }
+  cv.text(20, cv.height() - 18, "Each row: the merges so far, applied in the order learned (▁ marks the start of a word).",
+          {11, "start", "#475569"});
+  cv.save(path);
+}
+
 int run(int argc, char** argv) {
   cli::Args args("book_figures", "build/examples/book_figures [--out DIR]",
             {{"out", "docs/figures", "the folder the figures are written to"}}, argc, argv);
@@ -309,7 +386,9 @@ int run(int argc, char** argv) {
   positional(out + "/positional-waves.svg", out + "/positional-dots.svg");
   module_tree(out + "/module-tree.svg");
   attention_cost(out + "/attention-cost.svg");
-  std::cout << "wrote 7 figures to " << out << "\n";
+  tensor_layout(out + "/tensor-layout.svg");
+  bpe_merges(out + "/bpe-merges.svg");
+  std::cout << "wrote 9 figures to " << out << "\n";
   return 0;
 }
 

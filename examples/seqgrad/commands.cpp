@@ -12,6 +12,7 @@
 #include "data/corpus.h"
 #include "data/tasks.h"
 #include "examples/common/args.h"
+#include "examples/seqgrad/pictures.h"
 #include "examples/seqgrad/train.h"
 #include "examples/seqgrad/translator.h"
 #include "io/atomic_file.h"
@@ -37,7 +38,7 @@ const char* kUsage =
     "  train       train a model on a toy task or a TSV corpus and save a checkpoint\n"
     "  translate   translate the arguments, or each line of stdin\n"
     "  eval        score a model on a TSV file: exact match, token error rate, BLEU\n"
-    "  attention   draw what a model attends to for one sentence, as an SVG heatmap\n\n"
+    "  attention   draw what a model attends to for one sentence: heatmaps, the beam's tree, an explorer page\n\n"
     "'seqgrad COMMAND --help' lists a command's flags.\n";
 
 // ================================================================================================
@@ -169,23 +170,58 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
 }
 
 int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("seqgrad attention", "seqgrad attention --model MODEL --svg OUT.svg TEXT",
-         {{"model", "", "a checkpoint written by seqgrad train"}, {"svg", "", "where to write the heatmap"}});
+  Args a("seqgrad attention",
+         "seqgrad attention --model MODEL [--svg OUT.svg] [--html OUT.html] [--tree OUT.svg] TEXT",
+         {{"model", "", "a checkpoint written by seqgrad train"},
+          {"svg", "", "where to write the heatmap (the last layer, the mean of its heads, unless --layer/--head/--grid)"},
+          {"layer", "", "the decoder layer to draw, from 0 (default: the last)"},
+          {"head", "mean", "the head to draw, from 0, or mean"},
+          {"grid", "false", "draw every layer (a row) and head (a column) in --svg", true},
+          {"html", "", "where to write the attention explorer, one self-contained page"},
+          {"tree", "", "where to draw the beam search's tree (needs --beam 2 or more)"},
+          {"beam", "1", "beam size: 1 decodes greedily; more shows the alternatives (--html) and the tree (--tree)"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
-  check(a.given("model") && a.given("svg"), "seqgrad attention: --model MODEL and --svg OUT.svg are required");
-  io::check_no_overlap({{"--model", a.text("model")}}, {{"--svg", a.text("svg")}}, "seqgrad attention");
+  check(a.given("model") && (a.given("svg") || a.given("html") || a.given("tree")),
+        "seqgrad attention: --model MODEL and at least one of --svg OUT.svg, --html OUT.html, --tree OUT.svg are required");
+  std::vector<io::NamedPath> outputs;
+  for (const char* flag : {"svg", "html", "tree"})
+    if (a.given(flag)) outputs.push_back({std::string("--") + flag, a.text(flag)});
+  io::check_no_overlap({{"--model", a.text("model")}}, outputs, "seqgrad attention");
   check(!a.positional().empty(), "seqgrad attention: give the sentence to translate, e.g. seqgrad attention --model m "
         "--svg a.svg \"billy eats a banana\"");
+  check(!a.on("grid") || (!a.given("layer") && !a.given("head")),
+        "seqgrad attention: --grid draws every layer and head; expected no --layer or --head with it");
+  check(a.given("svg") || !(a.on("grid") || a.given("layer") || a.given("head")),
+        "seqgrad attention: --layer, --head and --grid choose what --svg draws; expected --svg OUT.svg with them");
+  const int64_t beam = a.integer("beam", 1, 64);
+  check(!a.given("tree") || beam > 1, "seqgrad attention: --tree draws the beam search; expected --beam 2 or more, got ",
+        beam);
   std::string sentence;
   for (const std::string& w : a.positional()) sentence += (sentence.empty() ? "" : " ") + w;
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
-  std::vector<std::string> src, tgt;
-  const Tensor weights = t->alignment(sentence, src, tgt);  // (T_out, S)
-  viz::Heatmap map(tgt, src, weights);
-  map.set_title(sentence + "  ->  " + t->target_text(t->tgt_vocab.encode(std::vector<std::string>(tgt.begin(), tgt.end()))));
-  map.save(a.text("svg"));
-  out << map.to_text() << "wrote " << a.text("svg") << "\n";
+  const AttentionView view = t->attention(sentence, beam);
+  if (a.given("svg")) {
+    if (a.on("grid")) {
+      attention_grid(view).save(a.text("svg"));
+    } else {
+      const int64_t layers = static_cast<int64_t>(view.layers.size());
+      const int64_t layer = a.given("layer") ? a.integer("layer", 0, 1000000) : layers - 1;
+      const int64_t head = a.text("head") == "mean" ? -1 : a.integer("head", 0, 1000000);
+      const viz::Heatmap map = attention_map(view, layer, head);
+      map.save(a.text("svg"));
+      out << map.to_text();
+    }
+    out << "wrote " << a.text("svg") << "\n";
+  }
+  if (a.given("tree")) {
+    beam_tree(view, t->tgt_vocab).save(a.text("tree"));
+    out << "wrote " << a.text("tree") << "\n";
+  }
+  if (a.given("html")) {
+    io::write_file_atomic(a.text("html"), explorer_html(view, t->tgt_vocab), "seqgrad attention");
+    out << "wrote " << a.text("html") << "\n";
+  }
   return 0;
 }
 

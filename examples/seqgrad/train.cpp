@@ -591,9 +591,17 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
 
 void finish(const Settings& s, bool out_of_time, std::ostream& out) {
   const TrainProgress& progress = s.progress;
-  viz::LinePlot plot("Training: loss and exact match per epoch", "epoch", "");
-  plot.add_series("train loss", progress.epochs, progress.train_loss).add_series("valid loss", progress.epochs, progress.valid_loss);
-  plot.add_series("valid exact match", progress.epochs, progress.exact_match).save(svg_path_for(s.out_path));
+  // Two panels, each on its own axis: a loss near 0 on a log scale above, the exact match on
+  // [0, 1] below (on one axis, a loss of 0.01 was a flat line under an exact match of 1).
+  viz::LinePlot losses("Training: loss per epoch", "epoch", "cross-entropy (nats per token)");
+  losses.add_series("train loss", progress.epochs, progress.train_loss)
+      .add_series("valid loss", progress.epochs, progress.valid_loss)
+      .set_log_y(true)
+      .set_size(720, 340);
+  viz::LinePlot match("Validation: exact match per epoch", "epoch", "fraction of sentences");
+  match.add_series("valid exact match", progress.epochs, progress.exact_match).set_size(720, 300);
+  io::write_file_atomic(svg_path_for(s.out_path), viz::stack_vertically({losses.to_svg(), match.to_svg()}),
+                        "seqgrad train: the loss plot");
   out << "wrote " << svg_path_for(s.out_path) << "\n";
   // The run is finished: its resume file would only train it again (and repeat loss-log lines).
   // (A run stopped by --minutes is not finished: it can still be resumed from the same file.)

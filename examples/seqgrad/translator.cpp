@@ -204,26 +204,34 @@ std::vector<std::string> Translator::translate(const std::vector<std::string>& s
   return out;
 }
 
-Tensor Translator::alignment(const std::string& sentence, std::vector<std::string>& src_tokens,
-                             std::vector<std::string>& out_tokens) {
+AttentionView Translator::attention(const std::string& sentence, int64_t beam) {
+  check(beam >= 1, "seqgrad attention: expected a beam size >= 1, got ", beam);
   module().eval();
-  src_tokens = source_tokens(sentence);
-  check(!src_tokens.empty(), "seqgrad attention: the sentence is empty");
-  if (static_cast<int64_t>(src_tokens.size()) > config.max_len) src_tokens.resize(config.max_len);
-  const std::vector<int64_t> ids = src_vocab.encode(src_tokens);
+  AttentionView v;
+  v.sentence = sentence;
+  v.beam = beam;
+  v.source = source_tokens(sentence);
+  check(!v.source.empty(), "seqgrad attention: the sentence is empty");
+  if (static_cast<int64_t>(v.source.size()) > config.max_len) v.source.resize(config.max_len);
+  const std::vector<int64_t> ids = src_vocab.encode(v.source);
   const Tensor src = data::pad_sequences({ids});
   const std::vector<int64_t> lengths{static_cast<int64_t>(ids.size())};
-  const nn::DecodeResult d =
-      nn::greedy_decode(*model_, src, lengths, nn::DecodeOptions().with_max_len(config.max_len).with_need_weights(true));
-  check(!d.cross_attention.empty(), "seqgrad attention: model '", config.model,
+  const auto options = nn::DecodeOptions().with_max_len(config.max_len).with_beam_size(beam).with_need_weights(true)
+                           .with_keep_search(beam > 1);
+  const nn::DecodeResult d = nn::decode(*model_, src, lengths, options);
+  check(!d.cross_attention.empty() && !d.cross_attention[0].empty(), "seqgrad attention: model '", config.model,
         "' has no attention (try gru-attn, lstm-attn, gnmt or transformer)");
-  const Tensor weights = mean(d.cross_attention[0].back(), 0);  // the last layer, averaged over heads: (T_out, S)
+  v.layers = d.cross_attention[0];  // per layer (NH, T_out, S)
+  if (beam > 1) v.search = d.search[0];
   // One label per row of weights, one row per step: special tokens the model emitted (an
   // untrained model may emit <pad> or <bos>) keep their rows and their names.
-  out_tokens = tgt_vocab.decode(d.tokens[0], /*strip_special=*/false);
-  if (weights.size(0) > static_cast<int64_t>(out_tokens.size())) out_tokens.push_back("<eos>");
-  return weights;
+  v.output = tgt_vocab.decode(d.tokens[0], /*strip_special=*/false);
+  if (v.layers[0].size(1) > static_cast<int64_t>(v.output.size())) v.output.push_back("<eos>");
+  v.translation = target_text(d.tokens[0]);
+  return v;
 }
+
+Tensor AttentionView::mean_of_last_layer() const { return mean(layers.back(), 0); }  // (T_out, S)
 
 // ================================================================================================
 // Checkpoints

@@ -19,6 +19,7 @@
 #include "data/tokenizer.h"
 #include "data/vocab.h"
 #include "io/json.h"
+#include "nn/decoding/decoding.h"
 #include "nn/decoding/encoder_decoder.h"
 #include "nn/decoding/model_kind.h"
 
@@ -71,6 +72,18 @@ std::vector<std::string> tokenize_side(const std::string& text, const std::strin
                                        size_t max_tokens = SIZE_MAX);
 std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind);
 
+// One translation and what it attended to (Translator::attention; drawn by pictures.h).
+struct AttentionView {
+  std::string sentence, translation;
+  std::vector<std::string> source;  // the source tokens the model read (S)
+  std::vector<std::string> output;  // a label per step: the output tokens [+ <eos>] (T_out)
+  std::vector<Tensor> layers;       // per decoder layer, (NH, T_out, S); a recurrent decoder has one, NH = 1
+  int64_t beam = 1;
+  std::vector<nn::SearchNode> search;  // beam > 1: every prefix the search kept (nn/decoding/decoding.h)
+  // The mean over heads of the last layer: the one map `seqgrad attention --svg` draws. (T_out, S)
+  Tensor mean_of_last_layer() const;
+};
+
 class Translator {
  public:
   // The merges are those of the bpe sides (none for the others).
@@ -93,10 +106,10 @@ class Translator {
   // Text in, text out (and the log-probabilities, as translate_ids).
   std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam,
                                      std::vector<double>* log_probs = nullptr, int64_t batch = kTranslateBatch);
-  // The alignment of one translation: (output tokens [+ <eos>], source tokens) weights, with the
-  // tokens themselves. Throws for models without attention.
-  Tensor alignment(const std::string& sentence, std::vector<std::string>& source_tokens,
-                   std::vector<std::string>& output_tokens);
+  // What the model looked at while translating one sentence (greedy, or beam search with
+  // beam > 1): every decoder layer's and head's weights over the source, and with beam search
+  // the whole search. Throws for models without attention.
+  AttentionView attention(const std::string& sentence, int64_t beam = 1);
 
   // A source as the model reads it: its first max_len tokens.
   std::vector<std::string> source_tokens(const std::string& text) const;

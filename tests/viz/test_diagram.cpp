@@ -78,3 +78,20 @@ TEST_CASE("Diagram errors are pinned") {
   CHECK_THROWS_WITH_AS(d.to_svg(), "Diagram::to_svg: the arrows make a cycle; expected every arrow to point forward",
                        std::invalid_argument);
 }
+
+TEST_CASE("stack_vertically puts pictures one under another, as wide as the widest") {
+  SvgCanvas a(200, 100), b(300, 50);
+  a.text(10, 20, "first", {});
+  b.text(10, 20, "second", {});
+  const std::string both = stack_vertically({a.str(), b.str()});
+  CHECK(svg_problem(both) == "");
+  CHECK(both.find("width=\"300\" height=\"150\"") != std::string::npos);
+  CHECK(count_of(both, "<svg x=\"0\" y=\"0\"") == 1);
+  CHECK(count_of(both, "<svg x=\"0\" y=\"100\"") == 1);
+  CHECK(count_of(both, ">first</text>") == 1);
+  CHECK(count_of(both, ">second</text>") == 1);
+  CHECK_THROWS_WITH_AS(stack_vertically({}), "stack_vertically: expected at least one picture, got none",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(stack_vertically({"<p>not a picture</p>"}), "stack_vertically: expected an <svg> document",
+                       std::invalid_argument);
+}
