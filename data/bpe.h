@@ -56,8 +56,9 @@ class Bpe {
   // The merges are found with a priority queue (merge_with_queue): O(n log n) in a word's length.
   // With max_pieces, the first max_pieces pieces only (the words after them are not encoded).
   std::vector<std::string> encode(const std::string& text, size_t max_pieces = SIZE_MAX) const;
-  // The same pieces found the plain way, rescanning the word after every merge: O(n^2), the
-  // readable definition that encode must agree with (for tests and benchmarks; no cache).
+  // The same pieces found the plain way, rescanning the word after every merge that applies:
+  // O(n) a scan, and at most min(n, merges) scans, so O(n^2) at worst; the readable definition
+  // that encode must agree with (for tests and benchmarks; no cache).
   std::vector<std::string> encode_reference(const std::string& text) const;
   // Pieces -> text: joined, each ▁ a space except before the first word. For text whose words are
   // separated by single spaces (as split_whitespace + join(" ") leave it), decode(encode(text))

@@ -8,7 +8,8 @@
 //      weights every pair the same. We print test error and the mean attention weight per pair.
 //   2. Attention pooling of a user's history against a candidate item, the idea of the Deep
 //      Interest Network, with chapter 7's "general" score c^T W b_s, against averaging the
-//      history. (DIN's own activation unit, an MLP on [b_s; c; b_s * c], is coursework 09.)
+//      history, and DIN's own activation unit (nn/recommenders/din.h: raw weights from an MLP on
+//      [b_s; c; b_s - c; b_s * c], no softmax; coursework 09 builds a softmax-normalised variant).
 // With --seeds 1,2,3 every model trains once per seed (the initial weights; the data stay the
 // same) and the tables show mean and range.
 //   build/examples/12_recommenders [--seeds S,S,...] [--quick] [--out DIR]

@@ -228,8 +228,9 @@ Transformer::Transformer(const TransformerOptions& o) : options(o) {
   const TransformerLayerOptions layer = o.layer();
   check_layer_options(name(), layer);
 
-  // Embeddings start at N(0, 1/C), so that after the sqrt(C) scale they have unit variance,
-  // like the positional encoding they are added to. With sharing, tgt_embed is src_embed.
+  // Embeddings start at N(0, 1/C), so that after the sqrt(C) scale each feature has variance 1,
+  // of the order of the positional encoding they are added to (whose features have mean square
+  // 1/2). With sharing, tgt_embed is src_embed.
   auto make_table = [C](int64_t V) {
     auto e = std::make_shared<Embedding>(V, C, /*padding_idx=*/0);
     init::normal_(e->weight.value(), 0, 1 / std::sqrt(static_cast<real>(C)));
