@@ -32,6 +32,9 @@
 # every numbered English chapter must have its Chinese edition;
 # and every file in architecture.md's "Where is each concept" table must exist, and every concept
 # of docs/concepts.txt must have its row in that table.
+# Every image a chapter shows must exist, with alt text and a caption line under it, and every
+# numbered chapter must show one; run on the whole book, the figures are drawn again and compared
+# with docs/figures/ (docs/figures/make_figures.sh --check: a minute).
 # Every chapter (docs/NN-*.md) must link to glossary.md, where Chinese readers find the terms,
 # and to notation.md, where every reader finds what the letters of a shape stand for.
 # POSIX sh, awk, grep, sed, diff and cmp only.
@@ -49,7 +52,8 @@ for arg in "$@"; do
     *) files="$files $arg" ;;
   esac
 done
-[ -n "$files" ] || files=$(ls docs/*.md docs/zh/*.md CONTRIBUTING.md 2>/dev/null)
+all_files=0
+[ -n "$files" ] || { files=$(ls docs/*.md docs/zh/*.md CONTRIBUTING.md 2>/dev/null); all_files=1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_docs.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -319,6 +323,37 @@ for md in $files; do
   done
 done
 
+# Figures: every image a chapter shows exists, has alt text, and is followed by its caption
+# ("*Figure N.M: ...*", in Chinese "*图 N.M：...*"); every numbered chapter shows at least one.
+# Whether each figure is what the code draws now is checked last (docs/figures/make_figures.sh).
+for md in $files; do
+  [ -f "$md" ] || continue
+  dir=$(dirname "$md")
+  case "$md" in docs/zh/*) caption='^\*图 [0-9]' ;; *) caption='^\*Figure [0-9]' ;; esac
+  awk -v caption="$caption" '
+    /^```/ { fence = !fence; next }
+    fence { next }
+    want { if ($0 ~ /^[ \t]*$/) next; if ($0 !~ caption) printf "%d\tcaption\n", at; want = 0 }
+    /^!\[/ {
+      alt = $0; sub(/^!\[/, "", alt); sub(/\]\(.*$/, "", alt)
+      path = $0; sub(/^.*\]\(/, "", path); sub(/\).*$/, "", path)
+      printf "%d\timage\t%s\t%s\n", NR, path, alt
+      want = 1; at = NR
+    }' "$md" > "$tmp/images"
+  shown=0
+  while IFS="$(printf '\t')" read -r line kind path alt; do
+    if [ "$kind" = caption ]; then fail "$md:$line: a figure without a caption on the next line ('*Figure N.M: ...*', in Chinese '*图 N.M：...*')"; continue; fi
+    shown=$((shown + 1))
+    checked=$((checked + 1))
+    [ -f "$dir/$path" ] || fail "$md:$line: the figure $path is missing (no file $dir/$path; make figures draws the generated ones)"
+    [ -n "$alt" ] || fail "$md:$line: the figure $path has no alt text (![what it shows](...))"
+  done < "$tmp/images"
+  case "$md" in
+    docs/[0-9]*.md|docs/zh/[0-9]*.md)
+      [ "$shown" -gt 0 ] || fail "$md: shows no figure; every chapter shows at least one (docs/figures/)" ;;
+  esac
+done
+
 # Links between chapters: every [text](file.md) and [text](file.md#anchor) must resolve, from
 # the folder of the file that holds the link. Anchors are made from headings as GitHub makes
 # them (see the header): run under LC_ALL=C, awk sees UTF-8 as bytes, lowercases only ASCII,
@@ -415,6 +450,11 @@ fi
 if [ "$update" = 1 ]; then
   [ "$problems" = 0 ] || { echo "check_docs: $problems problem(s) left; fix them and run again" >&2; exit 1; }
   exit 0
+fi
+
+# The figures, drawn again and compared (only when checking the whole book: it takes a minute).
+if [ "$all_files" = 1 ]; then
+  if sh docs/figures/make_figures.sh --check "${BUILD:-build}"; then checked=$((checked + 1)); else problems=$((problems + 1)); fi
 fi
 if [ "$problems" != 0 ]; then
   echo "check_docs: $problems problem(s) in docs/ ($checked blocks checked)" >&2
