@@ -8,6 +8,7 @@
 #                                                 its --quick with and without attention, side by
 #                                                 side, one thread each: $W/attention.out, $W/mean.out
 #   greedy attention 3                            field 3 of that run's "greedy" line
+#   table_cell quick "13-17" 2                    the 2nd figure of the row "13-17" of that run's table
 #   present "$a" "$b"                             stop, showing the outputs, if a figure is missing
 #   at_least "what is claimed" "$a" "$b" 0.4      the claim a >= b + 0.4, or a failure naming it
 #   finish "a summary of the figures"             the summary if every claim held; the exit status
@@ -37,6 +38,11 @@ with_and_without_attention() {  # EXAMPLE: --quick, and --quick --no-attention, 
 
 greedy() {  # OUT K: field K of the "greedy" line of $W/OUT.out
   awk -v k="$2" '$1 == "greedy" { print $k }' "$W/$1.out"
+}
+
+table_cell() {  # OUT ROW K: the K-th figure after the label ROW ("3- 7", "13-17") in $W/OUT.out's table
+  awk -v row="$2" -v k="$3" '{ line = $0; sub(/^ +/, "", line) }
+    index(line, row) == 1 { split(substr(line, length(row) + 1), f, " "); print f[k] }' "$W/$1.out"
 }
 
 at_least() {  # WHAT A B MARGIN: A >= B + MARGIN

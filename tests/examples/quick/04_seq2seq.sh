@@ -18,9 +18,9 @@ NAME=quick/04_seq2seq
 . tests/examples/claims.sh
 
 run quick "$BUILD/examples/04_seq2seq" --quick --steps 600 --trick all --out "$W"
-# One cell of the table: ROW COLUMN (none = 3, reverse = 4, double = 5; rows "3- 7", "8-12").
-cell() { awk -v row="$1" -v k="$2" '{ line = $0; sub(/^ +/, "", line) } index(line, row) == 1 { split(substr(line, length(row) + 1), f, " "); print f[k - 2] }' "$W/quick.out"; }
-none_short=$(cell "3- 7" 3) none_mid=$(cell "8-12" 3) reverse_mid=$(cell "8-12" 4) double_mid=$(cell "8-12" 5)
+# The table's columns: none, reverse, double.
+none_short=$(table_cell quick "3- 7" 1) none_mid=$(table_cell quick "8-12" 1)
+reverse_mid=$(table_cell quick "8-12" 2) double_mid=$(table_cell quick "8-12" 3)
 present "$none_short" "$none_mid" "$reverse_mid" "$double_mid"
 
 at_least "the plain model falls with length: exact match at 3-7 against 8-12" "$none_short" "$none_mid" 0.4

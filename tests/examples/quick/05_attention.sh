@@ -18,9 +18,9 @@ NAME=quick/05_attention
 . tests/examples/claims.sh
 
 run quick "$BUILD/examples/05_attention" --quick --steps 600 --models none,dot,general,hard --out "$W"
-# One cell of the table: ROW COLUMN (none = 3, dot = 4, general = 5, hard = 6).
-cell() { awk -v row="$1" -v k="$2" '{ line = $0; sub(/^ +/, "", line) } index(line, row) == 1 { split(substr(line, length(row) + 1), f, " "); print f[k - 2] }' "$W/quick.out"; }
-none=$(cell "13-17" 3) dot=$(cell "13-17" 4) general=$(cell "13-17" 5) hard=$(cell "13-17" 6)
+# The table's columns: none, dot, general, hard.
+none=$(table_cell quick "13-17" 1) dot=$(table_cell quick "13-17" 2) general=$(table_cell quick "13-17" 3)
+hard=$(table_cell quick "13-17" 4)
 present "$none" "$dot" "$general" "$hard"
 
 at_least "attention holds at 13-17 letters: dot against none" "$dot" "$none" 0.6

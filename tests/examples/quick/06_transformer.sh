@@ -19,9 +19,8 @@ NAME=quick/06_transformer
 run transformer "$BUILD/examples/06_transformer" --quick --steps 1000 --out "$W/t"
 run plain "$BUILD/examples/04_seq2seq" --quick --steps 600 --trick none --out "$W/p"
 run attention "$BUILD/examples/05_attention" --quick --steps 600 --models dot --out "$W/a"
-# The first figure after the row label ROW in run OUT's table.
-cell() { awk -v row="$2" '{ line = $0; sub(/^ +/, "", line) } index(line, row) == 1 { split(substr(line, length(row) + 1), f, " "); print f[1] }' "$W/$1.out"; }
-transformer=$(cell transformer "13-17") short=$(cell transformer "3- 7") plain=$(cell plain "13-17") dot=$(cell attention "13-17")
+transformer=$(table_cell transformer "13-17" 1) short=$(table_cell transformer "3- 7" 1)
+plain=$(table_cell plain "13-17" 1) dot=$(table_cell attention "13-17" 1)
 present "$transformer" "$short" "$plain" "$dot"
 
 at_least "the Transformer learns to reverse: exact match at 3-7" "$short" 0.5 0
