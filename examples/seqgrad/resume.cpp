@@ -195,14 +195,19 @@ namespace {
 // A signal handler may only set a flag of this type (C++17 [support.signal]).
 volatile std::sig_atomic_t stop_signal = 0;
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
-// The first of the three asks to stop; from then on any of them ends the process at once (their
-// default action). sigaction is async-signal-safe: a handler may call it.
+// Which of the three this process handles: a signal the parent left ignored (`nohup` ignores
+// SIGHUP, a shell's background job SIGINT) stays ignored, as POSIX tools leave it, so closing
+// the terminal does not stop a run started under nohup.
+volatile std::sig_atomic_t handled[3] = {0, 0, 0};
+// The first of the handled signals asks to stop; from then on any of them ends the process at
+// once (their default action). sigaction is async-signal-safe: a handler may call it.
 extern "C" void on_stop_signal(int signo) {
   if (stop_signal == 0) stop_signal = signo;
   struct sigaction fallback {};
   fallback.sa_handler = SIG_DFL;
   sigemptyset(&fallback.sa_mask);
-  for (int s : kStopSignals) sigaction(s, &fallback, nullptr);
+  for (size_t k = 0; k < std::size(kStopSignals); ++k)
+    if (handled[k]) sigaction(kStopSignals[k], &fallback, nullptr);
 }
 }  // namespace
 
@@ -211,7 +216,11 @@ InterruptHandler::InterruptHandler() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  for (size_t k = 0; k < std::size(kStopSignals); ++k) sigaction(kStopSignals[k], &action, &previous_[k]);
+  for (size_t k = 0; k < std::size(kStopSignals); ++k) {
+    sigaction(kStopSignals[k], nullptr, &previous_[k]);
+    handled[k] = previous_[k].sa_handler != SIG_IGN;
+    if (handled[k]) sigaction(kStopSignals[k], &action, nullptr);
+  }
   // A progress line written to a reader that has gone (a `| tee` that the same Ctrl-C ended)
   // must not end the run before it saves: the write fails instead (and is reported at the end).
   struct sigaction ignore {};

@@ -66,8 +66,9 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt, Trans
 
 // While it lives, SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal) set a flag instead of
 // ending the process, so training can stop between two steps and save a resume file; a second
-// signal ends it as usual. SIGPIPE is ignored meanwhile. The previous handlers come back when
-// it is destroyed.
+// signal ends it as usual. A signal the process inherited as ignored stays ignored (a run under
+// `nohup` goes on when the terminal closes). SIGPIPE is ignored meanwhile. The previous
+// handlers come back when it is destroyed.
 class InterruptHandler {
  public:
   InterruptHandler();

@@ -95,6 +95,33 @@ TEST_CASE("seqgrad train: SIGTERM and SIGHUP stop it like Ctrl-C, with a resume 
   }
 }
 
+TEST_CASE("seqgrad train: a signal the process inherited as ignored stays ignored (nohup's SIGHUP)") {
+  // Under nohup SIGHUP arrives ignored; closing the terminal must not stop the run. Before this
+  // was kept, the run stopped at the SIGHUP with exit code 129.
+  const FreshDir dir;
+  struct sigaction ignore {}, before {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  REQUIRE(sigaction(SIGHUP, &ignore, &before) == 0);
+  const Result r = train(lstm_run(kDir + "/m.safetensors"), "epoch 2 ", SIGHUP);
+  struct sigaction after {};
+  sigaction(SIGHUP, nullptr, &after);
+  sigaction(SIGHUP, &before, nullptr);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("interrupted") == std::string::npos);
+  CHECK(fs::exists(kDir + "/m.safetensors"));
+  CHECK_FALSE(fs::exists(kDir + "/m.resume.safetensors"));
+  CHECK((after.sa_handler == SIG_IGN));  // and still ignored after the run
+  // SIGINT is still handled in the same run: the first asks to stop, and SIGHUP, ignored, stays so.
+  REQUIRE(sigaction(SIGHUP, &ignore, &before) == 0);
+  const Result stopped = train(lstm_run(kDir + "/n.safetensors"), "epoch 2 ", SIGINT);
+  sigaction(SIGHUP, nullptr, &after);
+  sigaction(SIGHUP, &before, nullptr);
+  CHECK(stopped.code == 130);
+  CHECK((after.sa_handler == SIG_IGN));
+}
+
 // ================================================================================================
 // Resume files: every field checked
 
