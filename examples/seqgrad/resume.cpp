@@ -182,7 +182,12 @@ void resume_optimizer_and_rng(const std::string& path, nn::Optimizer& opt, Trans
     // (Files saved before "model_state" existed kept hard attention's under "hard_attention".)
     const io::Json* model_state = state.find("model_state");
     if (model_state == nullptr) model_state = state.find("hard_attention");
-    if (!t.model().training_state().is_null()) t.model().set_training_state(model_state ? *model_state : io::Json());
+    if (!t.model().training_state().is_null()) {
+      check_state(model_state != nullptr, "the training state has no 'model_state', where this '", t.config.model,
+                  "' model keeps what its training needs besides its weights (hard attention: the sampler and "
+                  "the REINFORCE baseline)");
+      t.model().set_training_state(*model_state);
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error(cat("seqgrad train: '", path, "': ", e.what()));
   }

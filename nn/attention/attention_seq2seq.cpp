@@ -460,7 +460,7 @@ void AttentionSeq2Seq::set_training_state(const io::Json& state) {
   const io::Json* b = state.is_object() ? state.find("baseline") : nullptr;
   check_state(s && s->is_string() && b && b->is_number() && std::isfinite(b->as_double()) &&
                   (b->as_double() >= 0 || b->as_double() == -1),
-              "the training state's 'hard_attention' must hold the sampler's state and a baseline >= 0 (or -1)");
+              "the training state's 'model_state' must hold hard attention's sampler state and a baseline >= 0 (or -1)");
   sampler.set_state(s->as_string());
   reinforce_baseline = static_cast<real>(b->as_double());
 }

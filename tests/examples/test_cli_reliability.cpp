@@ -13,6 +13,8 @@
 
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
+#include "io/json.h"
+#include "io/safetensors.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
@@ -162,6 +164,27 @@ TEST_CASE("seqgrad train --hard-attention: REINFORCE trains it, and a resumed ru
   REQUIRE(resumed.code == 0);
   CHECK(read_file("build/test_hard_cut.log") == read_file("build/test_hard_ref.log"));
   CHECK(read_file("build/test_hard_cut.safetensors") == read_file("build/test_hard_ref.safetensors"));
+  // A resume file whose model state is missing or damaged is refused, naming the field it lacks
+  // (once: "'hard_attention'", a field such a file never had).
+  REQUIRE(train(hard_run("cut", true), "epoch 2 ").code == 130);
+  const std::string cut = "build/test_hard_cut.resume.safetensors", bad = "build/test_hard_bad.resume.safetensors";
+  for (const auto& [value, expected] :
+       {std::pair<std::string, std::string>{"", "the training state has no 'model_state', where this 'gru-attn' model "
+                                                "keeps what its training needs besides its weights (hard attention: the "
+                                                "sampler and the REINFORCE baseline)"},
+        {"{\"baseline\": 1}", "the training state's 'model_state' must hold hard attention's sampler state and a "
+                                "baseline >= 0 (or -1)"}}) {
+    io::SafetensorsFile file = io::read_safetensors(cut);
+    io::Json state = io::parse_json(file.metadata.at(cli::kTrainStateKey)), edited = io::Json::object();
+    for (const auto& [name, v] : state.as_object())
+      if (name != "model_state") edited.set(name, v);
+    if (!value.empty()) edited.set("model_state", io::parse_json(value));
+    file.metadata[cli::kTrainStateKey] = edited.dump();
+    io::write_safetensors(bad, file.tensors, file.metadata);
+    CHECK(train({"--resume", bad}).err == "error: seqgrad train: '" + bad + "': " + expected + "\n");
+  }
+  std::remove(bad.c_str());
+  std::remove(cut.c_str());
   CHECK(train({"--task", "copy", "--model", "gru", "--hard-attention", "--out", "build/x.safetensors"}).err ==
         "error: seqgrad train: --hard-attention does not apply to --model gru as configured (it takes --layers, --hidden, "
         "--dim, --dropout, --bidirectional, --context, --reverse-source)\n");
