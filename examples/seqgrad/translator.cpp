@@ -279,9 +279,25 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
       throw std::runtime_error(cat("seqgrad: '", path, "': ", key, ": ", e.what()));
     }
   };
-  // A side's vocabulary: duplicates and missing special tokens are refused by from_tokens.
-  auto vocab = [&](const char* key) {
-    return from_strings(key, [](const std::vector<std::string>& tokens) { return data::Vocab::from_tokens(tokens); });
+  // A side's vocabulary: duplicates and missing special tokens are refused by from_tokens. A
+  // token is what a tokenizer of its side can make: no control character (a "\n" in a token
+  // made one input line many output lines; a tab broke --scores' columns), and no space except
+  // the space of a char side, one token of its own.
+  auto vocab = [&](const char* key, const std::string& kind) {
+    return from_strings(key, [&](const std::vector<std::string>& tokens) {
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& tok = tokens[i];
+        bool control = tok.empty(), space = false;
+        for (unsigned char c : tok) {
+          control = control || c < 0x20 || c == 0x7F;
+          space = space || c == ' ';
+        }
+        check_state(!control && (!space || (kind == "char" && tok == " ")), "token ", i, " is ",
+                    io::Json(tok).dump(), "; a token of a ", kind,
+                    " side is not empty and holds no control character", kind == "char" ? "" : " and no space");
+      }
+      return data::Vocab::from_tokens(tokens);
+    });
   };
   // A bpe side's merges ("e s", "es t", ...), checked line by line; none for the other kinds.
   auto bpe = [&](const std::string& kind, const char* key) {
@@ -306,7 +322,8 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   {
     const AllocationBudget limit(budget, cat("seqgrad: '", path, "': its configuration (", config.to_json().dump(),
                                              ") describes a model far larger than the tensors in the file; building it"));
-    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab"), vocab("seqgrad.tgt_vocab"),
+    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab", config.src_tokens),
+                                     vocab("seqgrad.tgt_vocab", config.tgt_tokens),
                                      bpe(config.src_tokens, "seqgrad.src_bpe"), bpe(config.tgt_tokens, "seqgrad.tgt_bpe"));
   }
   // A resumable checkpoint also holds the optimizer's buffers, under "optimizer.": those are the

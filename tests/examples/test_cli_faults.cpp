@@ -254,6 +254,21 @@ TEST_CASE("seqgrad translate: a broken vocabulary or merge list names the file a
   CHECK(error_with("seqgrad.src_vocab", "[\"<pad>\", \"<bos>\", \"<eos>\", \"<unk>\", \"a\", \"a\"]").rfind(where, 0) == 0);
   CHECK(error_with("seqgrad.src_vocab", "[\"a\", \"b\"]").rfind(where, 0) == 0);  // no special tokens
   CHECK(error_with("seqgrad.tgt_vocab", "oops").rfind("error: seqgrad: '" + bad + "': seqgrad.tgt_vocab: json: ", 0) == 0);
+  // A token no tokenizer makes: a line break in one once turned 2 input lines into 130 output
+  // lines, and a tab broke --scores' columns. Token 4, the first after the special tokens, of
+  // the target vocabulary (a space side) replaced:
+  const io::Json tokens = io::parse_json(io::read_safetensors(good).metadata.at("seqgrad.tgt_vocab"));
+  auto with_token_4 = [&](const std::string& token) {
+    io::Json edited = io::Json::array();
+    for (size_t i = 0; i < tokens.as_array().size(); ++i) edited.push_back(i == 4 ? io::Json(token) : tokens.as_array()[i]);
+    return error_with("seqgrad.tgt_vocab", edited.dump());
+  };
+  const std::string tgt = "error: seqgrad: '" + bad + "': seqgrad.tgt_vocab: token 4 is ";
+  const std::string rule = "; a token of a space side is not empty and holds no control character and no space\n";
+  CHECK(with_token_4("A\nB") == tgt + "\"A\\nB\"" + rule);
+  CHECK(with_token_4("a\tb") == tgt + "\"a\\tb\"" + rule);
+  CHECK(with_token_4("a b") == tgt + "\"a b\"" + rule);
+  CHECK(with_token_4("") == tgt + "\"\"" + rule);
 }
 
 // ================================================================================================
