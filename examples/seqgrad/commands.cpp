@@ -7,7 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
+#include <iostream>
 #include <set>
+
+#include <poll.h>      // POSIX: poll
+#include <sys/stat.h>  // POSIX: fstat
+#include <unistd.h>    // POSIX: STDOUT_FILENO
 
 #include "data/corpus.h"
 #include "data/tasks.h"
@@ -25,8 +30,23 @@ namespace {
 
 // What went to standard output is the result (a corpus, translations): a write that failed (a
 // full disk, a closed stdout) fails the command, not only the last lines.
+// Has the reader of standard output gone (a `| head` that took its line and left)? Then
+// standard output is a pipe that poll reports broken (POLLERR on Linux, POLLHUP elsewhere).
+bool stdout_reader_gone() {
+  struct stat st {};
+  if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  struct pollfd p {};
+  p.fd = STDOUT_FILENO;
+  p.events = POLLOUT;
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
 void flush_output(std::ostream& out, const std::string& who) {
   out.flush();
+  // A reader that went away ends the command quietly, as any Unix filter: `seqgrad train ... |
+  // head -1` trains, saves and exits 0 (while it trains SIGPIPE is ignored, so its writes fail
+  // instead of ending it: see InterruptHandler in resume.h).
+  if (out.fail() && &out == &std::cout && stdout_reader_gone()) return;
   check_state(!out.fail(), who, ": cannot write standard output: ", errno ? std::strerror(errno) : "write error");
 }
 

@@ -520,6 +520,16 @@ run "$TIMEOUT" bash -c '"$1" data --task copy --n 200000 2> "$2" | head -n 1 > "
 [ -s "$W/log/pipe.err" ] && PROBLEMS+=("stderr: $(head -n 1 "$W/log/pipe.err")")
 after_checks
 report "6. data | head -n 1 prints nothing on stderr"
+# train | head: the run goes on (SIGPIPE is ignored while training), saves, and ends quietly
+# (once: exit 2, "cannot write standard output", after a complete run).
+run "$TIMEOUT" bash -c '"$1" train --task copy --n 300 --epochs 2 --model gru --hidden 16 --dim 8 --out "$4" 2> "$2" |
+  head -n 1 > "$3"; exit "${PIPESTATUS[0]}"' _ "$SEQ" "$W/log/trainpipe.err" "$W/log/trainpipe.out" "$W/trainpipe.safetensors"
+[ "$RC" = 0 ] || PROBLEMS+=("exit $RC, expected 0")
+[ -s "$W/log/trainpipe.err" ] && PROBLEMS+=("stderr: $(head -n 1 "$W/log/trainpipe.err")")
+[ -s "$W/trainpipe.safetensors" ] || PROBLEMS+=("no checkpoint")
+rm -f "$W/trainpipe.safetensors" "$W/trainpipe.training.svg"
+after_checks
+report "6. train | head -n 1 trains, saves and ends quietly with exit 0"
 
 # ================================================================================================
 # 7. Corpora: a bad line is reported as FILE:LINE before any training
