@@ -31,6 +31,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,18 +82,24 @@ class ThreadPool {
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, &previous);
-    for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    // The system may refuse a thread (a limit on processes or on address space): then the mask
+    // comes back and the workers already started are stopped and joined before the error
+    // leaves, or the signals would stay blocked and the workers' std::threads would end the
+    // program as they are destroyed (a hang only SIGKILL ended, or an abort).
+    try {
+      for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::exception& e) {
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      const int started = size();
+      stop_workers();
+      throw std::runtime_error("thread pool: cannot start thread " + std::to_string(started + 1) + " of " +
+                               std::to_string(num_threads) + " (" + e.what() +
+                               "); ask for fewer threads (--threads, SEQGRAD_THREADS or set_num_threads)");
+    }
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
 
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_.store(true);
-    }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
+  ~ThreadPool() { stop_workers(); }
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
@@ -119,6 +126,16 @@ class ThreadPool {
   }
 
  private:
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_.store(true);
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
   void worker_loop() {
     uint64_t seen = 0;
     for (;;) {

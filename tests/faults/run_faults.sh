@@ -679,6 +679,21 @@ grep -qx "error: SEQGRAD_KERNEL: unknown kernel; expected one of generic, avx2, 
 after_checks
 report "10. SEQGRAD_KERNEL=bogus is refused with the kernels it could name"
 
+# Threads the system refuses (here: 256 stacks do not fit a 1 GB address space) are an error
+# naming the thread and what to do, quickly; once the signals stayed blocked and the program hung
+# until SIGKILL (the timeout's SIGTERM could not end it), or aborted.
+if command -v prlimit > /dev/null 2>&1; then
+  run "$QUICK" prlimit --as=1000000000 "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]:0:8}" --threads 256 \
+    --out "$W/e/t.safetensors"
+  want_error
+  grep -q "^error: thread pool: cannot start thread [0-9]* of 256 (.*); ask for fewer threads" "$ERR" ||
+    PROBLEMS+=("not the message for a thread the system refused")
+  after_checks
+  report "10. train --threads 256 under a 1 GB address-space limit fails at once, naming the thread"
+else
+  echo "skip: no prlimit; the thread-creation failure is not checked"
+fi
+
 # ================================================================================================
 # 11. A run whose loss becomes NaN stops there, says where and what to try, exits non-zero, and
 #     leaves the checkpoint it would otherwise have overwritten (it used to exit 0, saving none).
