@@ -53,6 +53,7 @@ Diagram& Diagram::set_notes(std::vector<std::string> notes) {
 
 struct Diagram::Layout {
   std::vector<double> x, y, w, h;  // per box: top-left corner and size
+  std::vector<double> out_edge, in_edge;  // per box: where its column ends and begins (along the flow)
   double width = 0, height = 0;    // the whole picture
   double top = 0;                  // where the boxes start (below the title)
 };
@@ -147,9 +148,11 @@ Diagram::Layout Diagram::layout() const {
   const double longest = *std::max_element(length.begin(), length.end());
   L.top = kMargin + (title_.empty() ? 0 : 26);
   double along = across ? kMargin : L.top;
+  L.out_edge.resize(n), L.in_edge.resize(n);
   for (int64_t l = 0; l < columns; ++l) {
     double at = (across ? L.top : kMargin) + (longest - length[l]) / 2;
     for (int64_t i : column[l]) {
+      L.in_edge[i] = along, L.out_edge[i] = along + thickness[l];
       if (across) {
         L.x[i] = along + (thickness[l] - L.w[i]) / 2, L.y[i] = at;
         at += L.h[i] + kGapInColumn;
@@ -182,23 +185,34 @@ std::string Diagram::to_svg() const {
 
   // Arrows first, so the boxes and labels sit on top: from the middle of one box's far side to
   // the middle of the other's near side, with a filled head.
+  // A box narrower than its column first runs straight on to the column's edge (and a line
+  // into a narrower box runs straight from its column's edge), so no line crosses a wider box
+  // of the same column.
   for (const Arrow& a : arrows_) {
     const double x1 = across ? L.x[a.from] + L.w[a.from] : L.x[a.from] + L.w[a.from] / 2;
     const double y1 = across ? L.y[a.from] + L.h[a.from] / 2 : L.y[a.from] + L.h[a.from];
     const double x2 = across ? L.x[a.to] : L.x[a.to] + L.w[a.to] / 2;
     const double y2 = across ? L.y[a.to] + L.h[a.to] / 2 : L.y[a.to];
-    const double len = std::hypot(x2 - x1, y2 - y1), ux = (x2 - x1) / len, uy = (y2 - y1) / len;
-    const double hx = x2 - 8 * ux, hy = y2 - 8 * uy;  // the base of the head
-    c.line(x1, y1, hx, hy, a.color, 1.4);
+    const double ex1 = across ? L.out_edge[a.from] : x1, ey1 = across ? y1 : L.out_edge[a.from];
+    const double ex2 = across ? L.in_edge[a.to] : x2, ey2 = across ? y2 : L.in_edge[a.to];
+    std::vector<std::pair<double, double>> path = {{x1, y1}};
+    if (std::hypot(ex1 - x1, ey1 - y1) > 0.5) path.push_back({ex1, ey1});
+    // The straight run into the box, when it is long enough to hold the head.
+    if (std::hypot(x2 - ex2, y2 - ey2) > 10) path.push_back({ex2, ey2});
+    const auto [px, py] = path.back();
+    const double len = std::hypot(x2 - px, y2 - py), ux = (x2 - px) / len, uy = (y2 - py) / len;
+    const double hx = x2 - 8 * ux, hy = y2 - 8 * uy;  // the base of the head, along the last segment
+    path.push_back({hx, hy});
+    c.polyline(path, a.color, 1.4);
     c.polygon({{x2, y2}, {hx - 4 * uy, hy + 4 * ux}, {hx + 4 * uy, hy - 4 * ux}}, a.color);
   }
   // Labels at the middle of their arrow, on a white patch so that a line never crosses the text.
   for (const Arrow& a : arrows_) {
     if (a.label.empty()) continue;
-    const double x1 = across ? L.x[a.from] + L.w[a.from] : L.x[a.from] + L.w[a.from] / 2;
-    const double y1 = across ? L.y[a.from] + L.h[a.from] / 2 : L.y[a.from] + L.h[a.from];
-    const double x2 = across ? L.x[a.to] : L.x[a.to] + L.w[a.to] / 2;
-    const double y2 = across ? L.y[a.to] + L.h[a.to] / 2 : L.y[a.to];
+    const double x1 = across ? L.out_edge[a.from] : L.x[a.from] + L.w[a.from] / 2;
+    const double y1 = across ? L.y[a.from] + L.h[a.from] / 2 : L.out_edge[a.from];
+    const double x2 = across ? L.in_edge[a.to] : L.x[a.to] + L.w[a.to] / 2;
+    const double y2 = across ? L.y[a.to] + L.h[a.to] / 2 : L.in_edge[a.to];
     const double mx = (x1 + x2) / 2, my = (y1 + y2) / 2, w = text_width(a.label, kLabelSize) + 6;
     c.rect(mx - w / 2, my - 8, w, 16, "white");
     c.text(mx, my, a.label, {kLabelSize, "middle", a.color == "#334155" ? "#475569" : a.color, false, 0, 0.35});

@@ -187,6 +187,7 @@ LinePlot& LinePlot::set_title(std::string title) { title_ = std::move(title); re
 LinePlot& LinePlot::set_xlabel(std::string xlabel) { xlabel_ = std::move(xlabel); return *this; }
 LinePlot& LinePlot::set_ylabel(std::string ylabel) { ylabel_ = std::move(ylabel); return *this; }
 LinePlot& LinePlot::set_log_y(bool log_y) { log_y_ = log_y; return *this; }
+LinePlot& LinePlot::set_log_x(bool log_x) { log_x_ = log_x; return *this; }
 
 LinePlot& LinePlot::set_size(double width, double height) {
   check(width >= 200 && height >= 150, "LinePlot::set_size: expected at least 200 x 150 pixels, got ", width,
@@ -196,9 +197,9 @@ LinePlot& LinePlot::set_size(double width, double height) {
 }
 
 std::string LinePlot::to_svg() const {
-  // A point is drawn when x and y are finite (and y > 0 on a log axis).
+  // A point is drawn when x and y are finite (and > 0 on a log axis).
   const auto drawable = [&](double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!log_y_ || y > 0);
+    return std::isfinite(x) && std::isfinite(y) && (!log_y_ || y > 0) && (!log_x_ || x > 0);
   };
 
   // --- data ranges over the drawable points
@@ -211,7 +212,7 @@ std::string LinePlot::to_svg() const {
         ylo = std::min(ylo, s.y[i]), yhi = std::max(yhi, s.y[i]);
       }
   const bool empty = !(xlo <= xhi);
-  if (empty) xlo = 0, xhi = 1, ylo = log_y_ ? 1 : 0, yhi = log_y_ ? 10 : 1;
+  if (empty) xlo = log_x_ ? 1 : 0, xhi = log_x_ ? 10 : 1, ylo = log_y_ ? 1 : 0, yhi = log_y_ ? 10 : 1;
 
   // --- layout: margins from the text they hold, the legend in a column on the right
   std::vector<LegendEntry> legend;
@@ -220,7 +221,7 @@ std::string LinePlot::to_svg() const {
   const int ytarget = static_cast<int>(std::clamp(height_ / 80, 3.0, 10.0));
   const int xtarget = static_cast<int>(std::clamp(width_ / 110, 3.0, 10.0));
   Axis y = make_axis(ylo, yhi, ytarget, log_y_, /*tight=*/false);
-  Axis x = make_axis(xlo, xhi, xtarget, /*log=*/false, /*tight=*/false);
+  Axis x = make_axis(xlo, xhi, xtarget, log_x_, /*tight=*/false);
   Frame f;
   f.left = left_margin(y, ylabel_);
   f.top = top_margin(title_, width_);
@@ -257,7 +258,7 @@ std::string LinePlot::to_svg() const {
     flush();
     if (skipped > 0)
       c.comment(cat("series \"", s.name, "\": ", skipped, " of ", s.x.size(), " points skipped (NaN, inf",
-                    log_y_ ? " or <= 0 on the log axis" : "", ")"));
+                    log_y_ || log_x_ ? " or <= 0 on the log axis" : "", ")"));
   }
   draw_legend(c, f.right() + 16, f.top, legend);
   draw_titles(c, f, title_, xlabel_, ylabel_);

@@ -40,6 +40,7 @@ class LinePlot {
   LinePlot& set_xlabel(std::string xlabel);
   LinePlot& set_ylabel(std::string ylabel);
   LinePlot& set_log_y(bool log_y);
+  LinePlot& set_log_x(bool log_x);  // a log10 x axis (points with x <= 0 are skipped)
   LinePlot& set_size(double width, double height);  // the whole image in pixels, legend included
 
   int64_t num_series() const { return static_cast<int64_t>(series_.size()); }
@@ -53,7 +54,7 @@ class LinePlot {
   };
   std::vector<Series> series_;
   std::string title_, xlabel_, ylabel_;
-  bool log_y_ = false;
+  bool log_y_ = false, log_x_ = false;
   double width_ = 720, height_ = 420;
 };
 

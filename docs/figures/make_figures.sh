@@ -73,7 +73,7 @@ example() {  # NAME FLAGS... : run it with --out, then copy FILE=AS pairs given 
 example 02_mlp -- mlp_loss.svg=mlp-loss.svg mlp_regions.svg=mlp-regions.svg
 example 04_seq2seq --quick --steps 600 --trick all -- seq2seq_accuracy.svg=seq2seq-accuracy.svg
 example 05_attention --quick --steps 600 --models none,dot,general,hard -- attention_accuracy.svg=attention-accuracy.svg attention_heatmap.svg=attention-heatmap.svg
-example 06_transformer --quick --steps 1000 -- transformer_accuracy.svg=transformer-accuracy.svg transformer_heads.svg=transformer-quick-heads.svg
+example 06_transformer --quick --steps 1000 -- transformer_accuracy.svg=transformer-accuracy.svg
 example 09_memory --part memn2n --quick -- memn2n_hops2.svg=memn2n-hops.svg
 example 09_memory --part ntm -- ntm_copy.svg=ntm-copy.svg
 example 10_many_to_one -- many_to_one_attention.svg=many-to-one-attention.svg many_to_one_curves.svg=many-to-one-curves.svg

@@ -264,7 +264,9 @@ void interest_pooling(const Config& c) {
       const viz::Heatmap map(rows, cols, slice(r.weights.value(), 1, 0, test.lengths[user]));
       std::cout << "user " << user << "'s history (category of each click) and the attention weights against a liked and"
                 << " another candidate:\n" << map.to_text();
-      map.save(c.out_dir + "/din_weights.svg");
+      viz::Heatmap(map)
+          .set_title(cat("DIN: one test user's ", test.lengths[user], " clicks (their categories) weighed against two candidates"))
+          .save(c.out_dir + "/din_weights.svg");
       std::cout << "wrote " << c.out_dir << "/din_weights.svg\n";
     }
   std::cout << "\nthe history pooled three ways" << examples::over_seeds(c.seeds) << "\n" << table.to_string();

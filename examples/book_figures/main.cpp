@@ -129,12 +129,18 @@ void gemm_blocking_figure(const std::string& path) {
     cv.line(cx + j * s, cy, cx + j * s, cy + M * s, grid, 0.6);
   }
   // The blocks in use at one moment: A block (rows of block 0, K block 1), B panel 2 of K block
-  // 1, and the tile of C they update (sliver 1 of the row block, panel 2).
+  // 1, and the tile of C they update (sliver 4 of the row block, panel 2).
   const int64_t rows0 = slivers / row_blocks * g.mr;
+  // (Sliver 4 of the block: 6 rows are 3 pixels here, so it is drawn darker, with a callout.)
+  const int64_t sliver = 4;
   cv.rect(ax + kc * s, ay, kc * s, rows0 * s, "#2563eb33", "#2563eb", 2);
-  cv.rect(ax + kc * s, ay + g.mr * s, kc * s, g.mr * s, "#2563eb", "none");
+  cv.rect(ax + kc * s, ay + sliver * g.mr * s, kc * s, g.mr * s, "#1e3a8a", "none");
+  cv.line(ax + 2 * kc * s + 2, ay + (sliver + 0.5) * g.mr * s, ax + 2 * kc * s + 14, ay + (sliver + 0.5) * g.mr * s + 14,
+          "#1e3a8a", 1);
+  cv.text(ax + 2 * kc * s + 16, ay + (sliver + 0.5) * g.mr * s + 20, "a sliver: " + std::to_string(g.mr) + " rows",
+          {11, "start", "#1e3a8a"});
   cv.rect(bx + 2 * g.nr * s, by + kc * s, g.nr * s, kc * s, "#ea580c", "none");
-  cv.rect(cx + 2 * g.nr * s, cy + g.mr * s, g.nr * s, g.mr * s, "#dc2626", "none");
+  cv.rect(cx + 2 * g.nr * s, cy + sliver * g.mr * s, g.nr * s, g.mr * s, "#dc2626", "none");
   cv.text(ax + K * s / 2, ay + M * s + 22, "A: " + std::to_string(row_blocks) + " row blocks (at most mc = " +
           std::to_string(g.mc) + " rows)", label);
   cv.text(ax + K * s / 2, ay + M * s + 40, "x " + std::to_string(k_blocks) + " K blocks of " + std::to_string(kc) +
@@ -149,7 +155,7 @@ void gemm_blocking_figure(const std::string& path) {
   } items[] = {
       {"#2563eb33", "an A block, mc x kc: stays in L2 while every panel passes"},
       {"#ea580c", "a packed B panel, kc x nr = " + std::to_string(kc) + " x " + std::to_string(g.nr) + ": stays in L1"},
-      {"#2563eb", "a sliver of A, mr x kc = " + std::to_string(g.mr) + " x " + std::to_string(kc)},
+      {"#1e3a8a", "a sliver of A, mr x kc = " + std::to_string(g.mr) + " x " + std::to_string(kc)},
       {"#dc2626", "the tile of C, mr x nr = " + std::to_string(g.mr) + " x " + std::to_string(g.nr) + ": in registers"},
   };
   for (const auto& item : items) {
@@ -173,7 +179,7 @@ void gemm_blocking_figure(const std::string& path) {
         cv.rect(x0 + v * (lanes * cell + 4), y0 + r * (cell + 3), lanes * cell, cell, "#fecaca", "#dc2626", 0.8);
   };
   // A dashed line from the tile in C to its enlargement.
-  cv.line(cx + 2.5 * g.nr * s, cy + 1.5 * g.mr * s, lx - 4, ly + 20, "#dc2626", 1, "4,3");
+  cv.line(cx + 2.5 * g.nr * s, cy + (sliver + 0.5) * g.mr * s, lx - 4, ly + 20, "#dc2626", 1, "4,3");
   tile(g, "avx2", lx, ly + 20);
   tile(wide, "avx512", lx, ly + 20 + g.mr * 12 + 40);
   cv.save(path);
@@ -243,9 +249,15 @@ void module_tree(const std::string& path) {
     int64_t parent;
   };
   // A child with neither parameters, buffers nor children of its own (a Dropout) gets no box:
-  // its owner's box names it.
+  // its owner's box names it. So do the children of a module whose children are all leaves
+  // (MultiHeadAttention's out_proj): a line each.
   auto drawn = [](const nn::Module& m) {
     return m.num_parameters() > 0 || !m.named_buffers().empty() || !m.named_children().empty();
+  };
+  auto leaves_only = [](const nn::Module& m) {
+    for (const auto& [n, child] : m.named_children())
+      if (!child->named_children().empty()) return false;
+    return true;
   };
   auto describe = [&](const std::string& name, const nn::Module& m) {
     std::vector<std::string> lines = {name.empty() ? m.name() : name + ": " + m.name()};
@@ -254,29 +266,44 @@ void module_tree(const std::string& path) {
     for (const auto& [b, t] : m.named_buffers())
       if (b.find('.') == std::string::npos) lines.push_back(b + " " + shape_text(t.shape()) + ", a buffer");
     std::string plain;
-    for (const auto& [n, child] : m.named_children())
+    for (const auto& [n, child] : m.named_children()) {
       if (!drawn(*child)) plain += (plain.empty() ? "" : ", ") + n;
+      else if (leaves_only(m) && !m.named_children().empty() && !name.empty())
+        lines.push_back(n + ": " + child->name() + ", " + std::to_string(child->num_parameters()) + " parameters");
+    }
     if (!plain.empty()) lines.push_back("also " + plain);
     lines.push_back(std::to_string(m.num_parameters()) + " parameters");
     return lines;
   };
+  // The children a box gets: the drawn ones, unless they are listed inside it; a ModuleList of
+  // one ("layers" holding "0") is skipped over, its child named "layers.0".
+  auto children_of = [&](const std::string& name, const nn::Module& m) {
+    std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>> out;
+    if (!name.empty() && leaves_only(m)) return out;
+    for (const auto& [n, child] : m.named_children()) {
+      if (!drawn(*child)) continue;
+      const auto grand = child->named_children();
+      if (child->name() == "ModuleList" && grand.size() == 1) out.push_back({n + "." + grand[0].first, grand[0].second});
+      else out.push_back({n, child});
+    }
+    return out;
+  };
   std::vector<Todo> todo;
   const int64_t root = diagram.add_box(describe("", model));
-  for (const auto& [n, child] : model.named_children())
-    if (drawn(*child)) todo.push_back({n, child, root});
+  for (const auto& [n, child] : children_of("", model)) todo.push_back({n, child, root});
   for (size_t i = 0; i < todo.size(); ++i) {
     const Todo t = todo[i];
     viz::BoxStyle style;
-    if (t.module->named_children().empty()) style.fill = "#dbeafe";
+    const auto children = children_of(t.name, *t.module);
+    if (children.empty()) style.fill = "#dbeafe";
     const int64_t box = diagram.add_box(describe(t.name, *t.module), style);
     diagram.add_arrow(t.parent, box);
-    for (const auto& [n, child] : t.module->named_children())
-      if (drawn(*child)) todo.push_back({n, child, box});
+    for (const auto& [n, child] : children) todo.push_back({n, child, box});
   }
   diagram.set_title("Transformer(d_model 32, 4 heads, 1 + 1 layers, vocabularies 40 and 50): named_children()")
-      .set_notes({"Each box: the child's name and class, the parameters (and buffers) it holds itself, the children",
-                  "without parameters (\"also\"), and the count of all parameters below it. Blue: modules without children.",
-                  "A parameter's full name joins the names on its path: encoder.layers.0.self_attn.in_proj_weight."})
+      .set_notes({"Each box: the child's name and class, the parameters (and buffers) it holds itself, its children without",
+                  "parameters (\"also\") or with no children of their own (a line each), and the count of all parameters below it.",
+                  "Blue: no boxes below. A parameter's full name joins the names on its path: encoder.layers.0.self_attn.in_proj_weight."})
       .save(path);
 }
 
@@ -298,6 +325,7 @@ void attention_cost(const std::string& path) {
       .add_series("global: 2 S M", S, global)
       .add_series("local-p, D = " + std::to_string(D) + ": 2 (2D + 1) M + H^2 + H", S, local)
       .set_log_y(true)
+      .set_log_x(true)
       .set_size(820, 400)
       .save(path);
 }
@@ -345,7 +373,7 @@ void tensor_layout(const std::string& path) {
 // newest 6, widest 3) by data::Bpe::learn, and each word as data::Bpe encodes it after each merge.
 void bpe_merges(const std::string& path) {
   const std::unordered_map<std::string, int64_t> counts = {{"low", 5}, {"lower", 2}, {"newest", 6}, {"widest", 3}};
-  const data::Bpe learned = data::Bpe::learn(counts, 10);
+  const data::Bpe learned = data::Bpe::learn(counts, 12);
   const std::vector<std::string> words = {"low", "lower", "newest", "widest"};
   const int64_t steps = learned.size();
   const double row = 26, left = 150, col = 170, y0 = 70;

@@ -40,6 +40,7 @@ viz::Heatmap attention_map(const AttentionView& v, int64_t layer, int64_t head) 
   const Tensor& w = v.layers[static_cast<size_t>(layer)];  // (NH, T, S)
   const Tensor map = head < 0 ? mean(w, 0) : slice(w, 0, head, head + 1).reshape({w.size(1), w.size(2)});
   viz::Heatmap h(v.output, v.source, map);
+  h.set_value_range(0, 1);  // attention weights: the same scale in every map
   h.set_title(title_of(v) + (L > 1 || NH > 1 ? "  (layer " + std::to_string(layer) + ", " +
                                                    (head < 0 ? std::string("mean of the heads") : "head " + std::to_string(head)) + ")"
                                              : std::string()));
@@ -73,7 +74,7 @@ viz::Diagram beam_tree(const AttentionView& v, const data::Vocab& tgt_vocab) {
   auto on_chosen_path = [&](const std::vector<int64_t>& prefix) {
     return best && prefix.size() <= best->tokens.size() && std::equal(prefix.begin(), prefix.end(), best->tokens.begin());
   };
-  viz::Diagram d;
+  viz::Diagram d(viz::Diagram::Direction::top_to_bottom);  // a step per row: as tall as the output is long
   viz::BoxStyle chosen;
   chosen.fill = "#bfdbfe";
   chosen.stroke = "#2563eb";

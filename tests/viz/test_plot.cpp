@@ -181,3 +181,12 @@ TEST_CASE("DecisionMap without predictions still writes valid axes") {
   CHECK(svg_problem(svg) == "");
   CHECK(contains(svg, "no predictions set"));
 }
+
+TEST_CASE("LinePlot with a log x axis: decades as ticks, x <= 0 skipped") {
+  LinePlot plot("cost", "S", "macs");
+  plot.add_series("global", {0, 8, 80, 800}, {1, 2, 3, 4}).set_log_x(true);
+  const std::string svg = plot.to_svg();
+  CHECK(seqgrad::testing::svg_problem(svg) == "");
+  for (const char* tick : {">1</text>", ">10</text>", ">100</text>", ">1000</text>"}) CHECK_MESSAGE(contains(svg, tick), tick);
+  CHECK(contains(svg, "1 of 4 points skipped (NaN, inf or <= 0 on the log axis)"));
+}
