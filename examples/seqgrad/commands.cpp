@@ -136,11 +136,21 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
     const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
     check_state(!failed, "seqgrad translate: cannot read standard input: ", errno ? std::strerror(errno) : "read error");
   }
+  // Each line as the corpus reader takes a line (data/corpus.cpp): a Windows line end is not part
+  // of the text, and text that is not UTF-8 is refused naming its line, before any translating.
+  const char* what = a.positional().empty() ? "line " : "sentence ";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    while (!lines[i].empty() && lines[i].back() == '\r') lines[i].pop_back();
+    size_t bad = 0;
+    if (!io::is_valid_utf8(lines[i], &bad))
+      check_state(false, "seqgrad translate: ", what, i + 1, ": expected UTF-8 text, found byte 0x", std::hex,
+                  static_cast<int>(static_cast<unsigned char>(lines[i][bad])), std::dec, " at column ", bad + 1);
+  }
   // A sentence of words the model never saw still "translates" (each is <unk>): say so.
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string unknown = unknown_tokens(*t, lines[i]);
     if (!unknown.empty())
-      err << "warning: " << (a.positional().empty() ? "line " : "sentence ") << i + 1 << ": " << unknown
+      err << "warning: " << what << i + 1 << ": " << unknown
           << " not in the model's source vocabulary (translated as <unk>)\n";
   }
   std::vector<double> log_probs;

@@ -114,6 +114,16 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   CHECK(marked.code == 0);
   CHECK(marked.out == "a b c\nd a\n");
   CHECK(marked.err.find("warning") == std::string::npos);
+  // Lines read as the corpus reader reads them: a Windows line end is no part of the last word
+  // (it was an unknown word, with a warning on every line), and bytes that are not UTF-8 are
+  // refused naming the line (the whole run once failed with "split_chars: invalid UTF-8 at byte 3").
+  const Result crlf = run({"translate", "--model", model}, "a b c\r\nd a\r\n");
+  CHECK(crlf.code == 0);
+  CHECK(crlf.out == "a b c\nd a\n");
+  CHECK(crlf.err.find("warning") == std::string::npos);
+  const Result binary = run({"translate", "--model", model}, "a b\nc \xff d\n");
+  CHECK(binary.code == 2);
+  CHECK(binary.err == "error: seqgrad translate: line 2: expected UTF-8 text, found byte 0xff at column 3\n");
   // --batch N decodes N lines at once, shortest first; stdout keeps the input order, and the
   // translations and their scores are the same for any N.
   std::string lines;
