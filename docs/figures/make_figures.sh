@@ -18,7 +18,7 @@
 #     drawing that changed fails and the last digits of another CPU's arithmetic do not.
 #   - concept diagrams, written by hand (concept-*.svg), and explorer.png, the screenshot the
 #     browser test takes (tests/examples/explorer_browser.sh): not regenerated here.
-# About a minute on 2 cores. Needs `make` first (BUILD defaults to build).
+# About a minute on 2 cores (the examples run two at a time). Needs `make` first (BUILD defaults to build).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 check=0
@@ -61,25 +61,38 @@ quiet "$S" attention --model "$W/runs/lstm.safetensors" --svg "$OUT/lstm-attenti
 # 3. The examples' --quick runs (02_mlp, 10_many_to_one and the NTM in full: seconds as they are). The
 #    accuracy tables of 04, 05 and 06 run longer than --quick alone, as the chapters' quick
 #    versions do (tests/examples/quick/04_seq2seq.sh, 05_attention.sh, 06_transformer.sh).
-example() {  # NAME FLAGS... : run it with --out, then copy FILE=AS pairs given after "--"
+# Two lanes of examples side by side, one thread each (the bits do not depend on the thread
+# count, and runs this small use two cores better as two runs than as one).
+runs=0
+example() {  # NAME FLAGS... -- FILE=AS...: run it with --out, then copy each FILE to docs/figures/AS
   name=$1; shift
   flags=""
   while [ "$1" != -- ]; do flags="$flags $1"; shift; done
   shift
+  runs=$((runs + 1))
+  dir="$W/runs/$name.$runs"
   # shellcheck disable=SC2086
-  quiet "$BUILD/examples/$name" $flags --out "$W/runs/$name"
-  for pair in "$@"; do cp "$W/runs/$name/${pair%%=*}" "$OUT/${pair#*=}"; done
+  SEQGRAD_THREADS=1 "$BUILD/examples/$name" $flags --out "$dir" >"$dir.log" 2>&1 ||
+    { tail -5 "$dir.log" >&2; echo "make_figures: '$name$flags' failed" >&2; return 1; }
+  for pair in "$@"; do cp "$dir/${pair%%=*}" "$OUT/${pair#*=}" || return 1; done
 }
-example 02_mlp -- mlp_loss.svg=mlp-loss.svg mlp_regions.svg=mlp-regions.svg
-example 04_seq2seq --quick --steps 600 --trick all -- seq2seq_accuracy.svg=seq2seq-accuracy.svg
-example 05_attention --quick --steps 600 --models none,dot,general,hard -- attention_accuracy.svg=attention-accuracy.svg attention_heatmap.svg=attention-heatmap.svg
-example 06_transformer --quick --steps 1000 -- transformer_accuracy.svg=transformer-accuracy.svg
-example 09_memory --part memn2n --quick -- memn2n_hops2.svg=memn2n-hops.svg
-example 09_memory --part ntm -- ntm_copy.svg=ntm-copy.svg
-example 10_many_to_one -- many_to_one_attention.svg=many-to-one-attention.svg many_to_one_curves.svg=many-to-one-curves.svg
-example 11_attention_ocr --quick -- ocr_attention.svg=ocr-attention.svg
-example 12_recommenders --quick -- afm_pairs.svg=afm-pairs.svg din_weights.svg=din-weights.svg
-example 14_captioning --quick -- caption_attention_0.svg=caption-attention.svg
+(
+  runs=100
+  example 04_seq2seq --quick --steps 600 --trick all -- seq2seq_accuracy.svg=seq2seq-accuracy.svg &&
+  example 11_attention_ocr --quick -- ocr_attention.svg=ocr-attention.svg &&
+  example 06_transformer --quick --steps 1000 -- transformer_accuracy.svg=transformer-accuracy.svg &&
+  example 02_mlp -- mlp_loss.svg=mlp-loss.svg mlp_regions.svg=mlp-regions.svg &&
+  example 12_recommenders --quick -- afm_pairs.svg=afm-pairs.svg din_weights.svg=din-weights.svg &&
+  example 09_memory --part memn2n --quick -- memn2n_hops2.svg=memn2n-hops.svg
+) &
+lane=$!
+example 05_attention --quick --steps 600 --models none,dot,general,hard -- attention_accuracy.svg=attention-accuracy.svg attention_heatmap.svg=attention-heatmap.svg &&
+  example 14_captioning --quick -- caption_attention_0.svg=caption-attention.svg &&
+  example 10_many_to_one -- many_to_one_attention.svg=many-to-one-attention.svg many_to_one_curves.svg=many-to-one-curves.svg &&
+  example 09_memory --part ntm -- ntm_copy.svg=ntm-copy.svg
+status=$?
+wait "$lane" || status=1
+[ "$status" = 0 ] || exit 1
 
 if [ "$check" = 0 ]; then
   echo "make_figures: drew $(ls "$OUT"/*.svg | wc -l | tr -d ' ') figures in $OUT (concept diagrams included)"
