@@ -32,12 +32,7 @@ const char* const kFrame = "#9aa1ab";
 // ================================================================================================
 // Numbers and text
 
-std::string fixed2(double v) {  // 0.4271 -> "0.43"
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  const std::string s = buf;
-  return s == "-0.00" ? "0.00" : s;
-}
+std::string fixed2(double v) { return format_fixed(v, 2); }  // 0.4271 -> "0.43"
 
 std::string short_number(double v) {  // 0.8734 -> "0.873", 1 -> "1"
   char buf[32];

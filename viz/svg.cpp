@@ -251,6 +251,14 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
+std::string format_fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string s = buf;
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);  // a rounded -0
+  return s;
+}
+
 std::string format_tick(double value, double step) {
   char buf[32];
   if (std::abs(value) < 1e-9 * std::abs(step)) value = 0;  // rounding noise around zero, and -0

@@ -75,6 +75,10 @@ std::vector<double> log_ticks(double lo, double hi);
 // is >= 1e6 or < 1e-4 (format_tick(4e6, 2e6) == "4e+06"). On a log axis pass step = value.
 std::string format_tick(double value, double step);
 
+// `value` with `decimals` digits after the point, and no sign on a zero ("-0.00" is "0.00"):
+// the numbers printed in cells, boxes and labels. format_fixed(0.4271, 2) == "0.43".
+std::string format_fixed(double value, int decimals);
+
 // Maps data values in [lo, hi] to pixels in [p0, p1], linearly or on a log10 scale.
 // For a y axis p0 is the bottom pixel and p1 the top one (SVG's y grows downwards).
 struct Scale {

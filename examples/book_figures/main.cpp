@@ -30,12 +30,6 @@ using namespace seqgrad;
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return std::string(buf) == "-0" ? "0" : buf;
-}
-
 std::string shape_text(const Shape& s) {
   std::string t = "(";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
@@ -75,14 +69,14 @@ void autograd_graph(const std::string& path) {
       const std::string made = v.is_leaf() ? "leaf" : "made by " + v.op();
       viz::BoxStyle style;
       if (v.is_leaf()) style.fill = "#dbeafe";
-      box = diagram.add_box({v.name(), made, "value " + fixed(value.at(v.name()), 1),
-                             "grad " + fixed(v.grad().item(), 1)},
+      box = diagram.add_box({v.name(), made, "value " + viz::format_fixed(value.at(v.name()), 1),
+                             "grad " + viz::format_fixed(v.grad().item(), 1)},
                             style);
       box_of[key] = box;
       if (!v.is_leaf())
         for (auto in = v.node()->inputs.rbegin(); in != v.node()->inputs.rend(); ++in) todo.push_back({*in, box});
     }
-    if (consumer >= 0) diagram.add_arrow(box, consumer, "dL/d" + v.name() + " = " + fixed(v.grad().item(), 1), "#2563eb");
+    if (consumer >= 0) diagram.add_arrow(box, consumer, "dL/d" + v.name() + " = " + viz::format_fixed(v.grad().item(), 1), "#2563eb");
   }
   diagram.set_title("L = (a b + c) f: the graph backward() walked, right to left")
       .set_notes({"Each box is a Variable: the op that made it, its value (forward, left to right) and dL/d(it)",
@@ -347,12 +341,12 @@ void tensor_layout(const std::string& path) {
       for (int64_t c = 0; c < 4; ++c) {
         const double cx = bx + static_cast<double>(c) * cell, cy = y0 + static_cast<double>(t) * cell;
         cv.rect(cx, cy, cell, cell, b == 1 && t == 2 ? "#dbeafe" : "#f8fafc", "#334155", 1);
-        cv.text(cx + cell / 2, cy + cell / 2, fixed(x.at({b, t, c}), 0), {13, "middle", "#222222", false, 0, 0.35});
+        cv.text(cx + cell / 2, cy + cell / 2, viz::format_fixed(x.at({b, t, c}), 0), {13, "middle", "#222222", false, 0, 0.35});
       }
     for (int64_t t = 0; t < 3; ++t)
       cv.text(bx - 6, y0 + (static_cast<double>(t) + 0.5) * cell, "t=" + std::to_string(t), {11, "end", "#475569", false, 0, 0.35});
   }
-  cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 20, "x.at({1, 2, 3}) = " + fixed(x.at({1, 2, 3}), 0), {13, "start", "#222222"});
+  cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 20, "x.at({1, 2, 3}) = " + viz::format_fixed(x.at({1, 2, 3}), 0), {13, "start", "#222222"});
   cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 42, "offset = b*12 + t*4 + c = 12 + 8 + 3", {13, "start", "#475569"});
   cv.text(x0 + 2 * (4 * cell + 60) + 10, y0 + 64, "strides (12, 4, 1): the last axis is contiguous", {13, "start", "#475569"});
   // The storage: x.data()[0 .. 23], the row b = 1, t = 2 shaded as above.
@@ -361,7 +355,7 @@ void tensor_layout(const std::string& path) {
   for (int64_t i = 0; i < 24; ++i) {
     const double cx = x0 + static_cast<double>(i) * sc;
     cv.rect(cx, sy, sc, 30, i >= 20 ? "#dbeafe" : (i / 12) % 2 ? "#eef2ff" : "#f8fafc", "#334155", 1);
-    cv.text(cx + sc / 2, sy + 15, fixed(x.data()[i], 0), {12, "middle", "#222222", false, 0, 0.35});
+    cv.text(cx + sc / 2, sy + 15, viz::format_fixed(x.data()[i], 0), {12, "middle", "#222222", false, 0, 0.35});
   }
   for (int64_t b = 0; b < 2; ++b)
     cv.text(x0 + (static_cast<double>(b) * 12 + 6) * sc, sy + 50, "b = " + std::to_string(b) + ": 12 floats", {12, "middle", "#475569"});

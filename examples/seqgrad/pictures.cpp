@@ -16,12 +16,6 @@ namespace seqgrad::cli {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return std::string(buf) == "-0.00" ? "0.00" : buf;
-}
-
 std::string title_of(const AttentionView& v) { return v.sentence + "  ->  " + v.translation; }
 
 int64_t heads_of(const AttentionView& v) { return v.layers[0].size(0); }
@@ -91,21 +85,21 @@ viz::Diagram beam_tree(const AttentionView& v, const data::Vocab& tgt_vocab) {
     const bool is_best = &n == best;
     if (n.finished && !n.eos) {
       // Cut off at max_len: the live prefix itself counts as finished; say so under its box.
-      const int64_t box = d.add_box({"(max_len)", "score " + fixed(n.score, 2)}, is_best ? chosen : viz::BoxStyle());
+      const int64_t box = d.add_box({"(max_len)", "score " + viz::format_fixed(n.score, 2)}, is_best ? chosen : viz::BoxStyle());
       d.add_arrow(live_box.count(n.tokens) ? live_box[n.tokens] : root, box);
       continue;
     }
     if (n.finished) {
       viz::BoxStyle style;
       style.fill = "#ffedd5";
-      const int64_t box = d.add_box({"<eos>", "log P " + fixed(n.log_prob, 2), "score " + fixed(n.score, 2)},
+      const int64_t box = d.add_box({"<eos>", "log P " + viz::format_fixed(n.log_prob, 2), "score " + viz::format_fixed(n.score, 2)},
                                     is_best ? chosen : style);
       const auto from = live_box.find(n.tokens);
       d.add_arrow(from == live_box.end() ? root : from->second, box, "", is_best ? "#2563eb" : "#334155");
       continue;
     }
     const bool path = on_chosen_path(n.tokens);
-    const int64_t box = d.add_box({token(n.tokens.back()), "log P " + fixed(n.log_prob, 2)}, path ? chosen : viz::BoxStyle());
+    const int64_t box = d.add_box({token(n.tokens.back()), "log P " + viz::format_fixed(n.log_prob, 2)}, path ? chosen : viz::BoxStyle());
     d.add_arrow(parent_of(n.tokens), box, "", path ? "#2563eb" : "#334155");
     live_box[n.tokens] = box;
   }
@@ -147,7 +141,7 @@ std::string js_weights(const AttentionView& v) {
       out += h ? ",[" : "[";
       for (int64_t t = 0; t < T; ++t) {
         out += t ? ",[" : "[";
-        for (int64_t s = 0; s < S; ++s) out += (s ? "," : "") + fixed(w.data()[(h * T + t) * S + s], 4);
+        for (int64_t s = 0; s < S; ++s) out += (s ? "," : "") + viz::format_fixed(w.data()[(h * T + t) * S + s], 4);
         out += "]";
       }
       out += "]";
@@ -167,8 +161,8 @@ std::string js_alternatives(const AttentionView& v, const data::Vocab& tgt_vocab
   for (size_t i = 0; i < done.size(); ++i) {
     std::string text;
     for (const std::string& t : tgt_vocab.decode(done[i]->tokens, /*strip_special=*/false)) text += (text.empty() ? "" : " ") + t;
-    out += (i ? "," : "") + std::string("{\"text\":") + js_string(text) + ",\"logp\":" + fixed(done[i]->log_prob, 4) +
-           ",\"score\":" + fixed(done[i]->score, 4) + "}";
+    out += (i ? "," : "") + std::string("{\"text\":") + js_string(text) + ",\"logp\":" + viz::format_fixed(done[i]->log_prob, 4) +
+           ",\"score\":" + viz::format_fixed(done[i]->score, 4) + "}";
   }
   return out + "]";
 }

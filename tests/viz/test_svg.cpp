@@ -216,3 +216,12 @@ TEST_CASE("saving an SVG over a device or a directory is refused, and the device
   CHECK(fs::is_directory(folder));
   fs::remove_all(folder);
 }
+
+TEST_CASE("format_fixed: a fixed number of decimals, and no sign on a zero") {
+  CHECK(format_fixed(0.4271, 2) == "0.43");
+  CHECK(format_fixed(-7.052, 2) == "-7.05");
+  CHECK(format_fixed(2, 1) == "2.0");
+  CHECK(format_fixed(23, 0) == "23");
+  CHECK(format_fixed(-0.001, 2) == "0.00");
+  CHECK(format_fixed(-0.4, 0) == "0");
+}
