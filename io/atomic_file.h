@@ -22,12 +22,14 @@ namespace seqgrad::io {
 // "a pipe", ...), or "" for a regular file, a link to one, or nothing at all.
 std::string non_regular_file_at(const std::string& path);
 
-// The temporary file write_file_atomic writes first: "dir/name.tmp.PID" next to `path`, the
-// process id keeping two runs that save one path apart. A name that would pass the file
-// system's limit of 255 bytes is shortened ("dir/<first bytes of name>.tmp.PID"), so any name
-// that is itself valid can be saved. A temporary left by a process that died writing (SIGKILL)
-// is removed the next time the same file is written, once a minute has passed since its last
-// change (write_file_atomic).
+// The stem of the temporary files write_file_atomic writes first: "dir/name.tmp.PID" next to
+// `path`; each temporary file is the stem and six random letters ("dir/name.tmp.PID.Xy3kQa"),
+// created with O_CREAT|O_EXCL|O_NOFOLLOW, so it is always a new file of this process's own: a
+// link, a pipe or a file someone planted at a name they guessed is never opened (another name
+// is drawn). A name that would pass the file system's limit of 255 bytes is shortened
+// ("dir/<first bytes of name>.tmp.PID"), so any name that is itself valid can be saved. A
+// temporary left by a process that died writing (SIGKILL) is removed the next time the same
+// file is written, once a minute has passed since its last change (write_file_atomic).
 std::string temporary_path_for(const std::string& path);
 
 // The file next to `path` that shares its stem: sibling_path("runs/m.safetensors",
@@ -35,7 +37,8 @@ std::string temporary_path_for(const std::string& path);
 // would pass 255 bytes, so every valid name has valid siblings.
 std::string sibling_path(const std::string& path, const std::string& suffix);
 
-// Writes a file atomically. `write` puts the bytes into the open temporary file; a write error
+// Writes a file atomically. A link at `path` is replaced by the new file (the rename replaces the
+// link, not what it points to); anything else that is not a regular file is refused. `write` puts the bytes into the open temporary file; a write error
 // it leaves behind in the FILE is found afterwards, so it need not check each fwrite (it may
 // throw, too). `op` starts every message:
 //   "save: cannot write 'm.safetensors': No space left on device"
@@ -52,6 +55,32 @@ void write_file_atomic(const std::string& path, const std::string& content, cons
 // regular file, and its temporary file can be created (creates it and removes it). The same
 // messages as write_file_atomic, with `op`.
 void check_writable(const std::string& path, const char* op);
+
+// A file written as a run goes, line by line, and read while it grows (seqgrad train's
+// --loss-log): unlike the files above it is written in place, so it is opened with O_NOFOLLOW
+// (a link at its name is refused, never written through) and O_NONBLOCK (a pipe at its name is
+// refused at once, never waited on), and refused unless it is a regular file, a new name or a
+// character device such as /dev/null (which only root can make, so none is planted):
+//   "seqgrad train: cannot write --loss-log 'l.txt': expected a regular file, a new name or a
+//    character device, got a symbolic link"
+// It is created, or emptied, or (append) added to, only once it is known to be one of those.
+class LogFile {
+ public:
+  LogFile() = default;
+  ~LogFile();
+  LogFile(const LogFile&) = delete;
+  LogFile& operator=(const LogFile&) = delete;
+  // `what` names it in messages: "seqgrad train: cannot write --loss-log 'l.txt'". Throws
+  // std::runtime_error naming the path and the reason.
+  void open(const std::string& path, bool append, const std::string& what);
+  bool is_open() const { return fd_ >= 0; }
+  // Writes all of `text` (a write the system cuts short is continued); false, with errno set, if
+  // it failed (a full disk, a file-size limit).
+  bool write(const std::string& text);
+
+ private:
+  int fd_ = -1;
+};
 
 // A named file a command reads or writes, for check_no_overlap: {"--train", "c.tsv"}.
 struct NamedPath {

@@ -427,7 +427,7 @@ std::string fallback_resume_path(const std::string& out_path) {
 
 // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
 // checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
-int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time, std::ostream& out) {
+int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, std::ostream& out) {
   const Args& a = s.args;
   Translator& t = *d.translator;
   TrainProgress& progress = s.progress;
@@ -526,8 +526,10 @@ int train_loop(Settings& s, Data& d, std::ofstream& loss_log, bool& out_of_time,
                     "), or --detect-anomaly to find the op that first made a NaN or an infinity");
       }
       if (loss_log.is_open()) {
-        loss_log << epoch << ' ' << opt.steps_taken() << ' ' << loss.item() << '\n' << std::flush;
-        if (!loss_log.good()) {  // hours of training are not lost to a full log disk: save, then say so
+        std::ostringstream line;
+        line << std::setprecision(std::numeric_limits<real>::max_digits10) << epoch << ' ' << opt.steps_taken() << ' '
+             << loss.item() << '\n';
+        if (!loss_log.write(line.str())) {  // hours of training are not lost to a full log disk: save, then say so
           const std::string reason = errno ? std::strerror(errno) : "write error";
           const std::string path = save_resume_file(epoch, step, total);
           check_state(false, "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", reason, "; saved ", path,
@@ -625,12 +627,8 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   manual_seed(s.seed);
   Data d = load_data(s, out);
   // Opened (and truncated) only now, when every flag and every input has been checked.
-  std::ofstream loss_log;
-  if (s.args.given("loss-log")) {
-    loss_log.open(s.args.text("loss-log"), s.resuming ? std::ios::app : std::ios::trunc);
-    check_state(loss_log.good(), "seqgrad train: cannot write --loss-log '", s.args.text("loss-log"), "': ", std::strerror(errno));
-    loss_log << std::setprecision(std::numeric_limits<real>::max_digits10);
-  }
+  io::LogFile loss_log;
+  if (s.args.given("loss-log")) loss_log.open(s.args.text("loss-log"), s.resuming, "seqgrad train: cannot write --loss-log");
   bool out_of_time = false;
   if (const int code = train_loop(s, d, loss_log, out_of_time, out)) return code;
   finish(s, out_of_time, out);

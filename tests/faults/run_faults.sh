@@ -712,6 +712,78 @@ if [ -f "$W/m.safetensors" ]; then
   rm -f "$W/e/d.safetensors" "$W/e/d.training.svg"
 fi
 
+# ================================================================================================
+# 12. A link or a FIFO planted at a name the tool writes: the link's target never changes, a
+#     FIFO never hangs. A temporary file used to be opened by its guessable name, NAME.tmp.PID:
+#     a link planted there by another user was written through (`train --out` emptied the file
+#     it pointed to; `attention --svg` wrote the picture into it) and a FIFO there hung the tool.
+
+d=$W/planted && rm -rf "$d" && mkdir -p "$d"
+# plant_and_run NAMES -- CMD...: a shell that knows its own PID plants, for each NAME, a link to
+# victim.NAME at the NAME.tmp.PID it will have once it execs CMD; stdout and stderr as run's.
+plant_and_run() {
+  local names=()
+  while [ "$1" != -- ]; do names+=("$1"); shift; done
+  shift
+  for n in "${names[@]}"; do echo "keep $n" > "$d/victim.$n"; done
+  PROBLEMS=()
+  LIMIT=$TIMEOUT
+  { timeout -k 5 "$TIMEOUT" bash -c 'd=$1; shift; n=$1; shift; for f in $n; do ln -s "$d/victim.$f" "$d/$f.tmp.$$"; done
+      exec "$@"' _ "$d" "${names[*]}" "$@" > "$OUT" 2> "$ERR" < "$EMPTY"; RC=$?; } 2>> "$W/log/shell"
+  for n in "${names[@]}"; do
+    [ "$(cat "$d/victim.$n")" = "keep $n" ] || PROBLEMS+=("wrote through the link planted at $n.tmp.PID")
+    find "$d" -maxdepth 1 -name "$n.tmp.*" -type l -delete  # the planted links: not the tool's leftovers
+  done
+}
+plant_and_run m.safetensors m.training.svg -- "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/m.safetensors"
+want_ok; after_checks
+report "12. train: links planted at the temporary names of the checkpoint and the plot are not written through"
+if [ -f "$W/t.safetensors" ]; then
+  plant_and_run a.svg t.svg h.html -- "$SEQ" attention --model "$W/t.safetensors" --beam 2 --svg "$d/a.svg" \
+    --tree "$d/t.svg" --html "$d/h.html" "a b c"
+  want_ok; after_checks
+  report "12. attention: links planted at the temporary names of --svg, --tree and --html are not written through"
+fi
+# A link at the output's own name is replaced by the new file; what it pointed to is untouched.
+echo "keep me" > "$d/target.txt" && ln -s "$d/target.txt" "$d/linked.safetensors"
+run "$TIMEOUT" "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/linked.safetensors"
+want_ok
+[ "$(cat "$d/target.txt")" = "keep me" ] || PROBLEMS+=("wrote through the link at --out")
+{ [ -f "$d/linked.safetensors" ] && [ ! -L "$d/linked.safetensors" ] && loadable "$d/linked.safetensors"; } ||
+  PROBLEMS+=("--out is not a loadable checkpoint in place of the link")
+after_checks
+report "12. train --out naming a link replaces the link with the checkpoint; the link's target is untouched"
+# --loss-log is written in place as the run goes: a link there is refused, a FIFO refused at once.
+ln -s "$d/target.txt" "$d/log-link.txt" && mkfifo "$d/log-fifo"
+run "$QUICK" "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/l.safetensors" --loss-log "$d/log-link.txt"
+want_error
+grep -qx "error: seqgrad train: cannot write --loss-log '$d/log-link.txt': expected a regular file, a new name or a character device, got a symbolic link" "$ERR" ||
+  PROBLEMS+=("not the message for a link as --loss-log")
+[ "$(cat "$d/target.txt")" = "keep me" ] || PROBLEMS+=("wrote through the link at --loss-log")
+after_checks
+report "12. train --loss-log naming a link is refused, the link's target untouched"
+run "$QUICK" "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/l.safetensors" --loss-log "$d/log-fifo"
+want_error
+grep -q "got a pipe$" "$ERR" || PROBLEMS+=("not the message for a FIFO as --loss-log")
+node_kind_is -p "$d/log-fifo"; after_checks
+report "12. train --loss-log naming a FIFO is refused at once (no reader awaited)"
+# FIFOs at every output name of train and attention: refused at once, each still a FIFO.
+for out in m.safetensors m.training.svg m.resume.safetensors; do
+  rm -rf "$d/f" && mkdir "$d/f" && mkfifo "$d/f/$out"
+  run "$QUICK" "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/f/m.safetensors"
+  want_error; grep -q "got a pipe$" "$ERR" || PROBLEMS+=("not the message for a FIFO")
+  node_kind_is -p "$d/f/$out"; after_checks
+  report "12. train with a FIFO at $out is refused at once"
+done
+for flag in --svg --tree --html; do
+  rm -rf "$d/f" && mkdir "$d/f" && mkfifo "$d/f/out"
+  run "$QUICK" "$SEQ" attention --model "$W/t.safetensors" --beam 2 "$flag" "$d/f/out" "a b c"
+  want_error; grep -q "got a pipe$" "$ERR" || PROBLEMS+=("not the message for a FIFO")
+  node_kind_is -p "$d/f/out"; after_checks
+  report "12. attention $flag naming a FIFO is refused at once"
+done
+rm -rf "$d"
+
 echo "# took $SECONDS s"
 echo "faults: $passed passed, $failed failed"
 [ "$failed" = 0 ]

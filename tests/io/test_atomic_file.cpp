@@ -53,13 +53,24 @@ TEST_CASE("write_file_atomic removes the temporaries of processes that died writ
     if (aged) fs::last_write_time(dir.path / name, old);
     return dir.path / name;
   };
-  const fs::path stale = make("k.safetensors.tmp." + dead, true);
+  const fs::path stale = make("k.safetensors.tmp." + dead + ".Ab3dE9", true);
+  const fs::path stale_old_name = make("k.safetensors.tmp." + dead, true);  // as earlier versions named them
   const fs::path living = make("k.safetensors.tmp." + alive, true);         // its writer is alive
   const fs::path other = make("other.safetensors.tmp." + dead, true);      // another file's
   const fs::path not_ours = make("k.safetensors.tmp." + dead + "x", true);  // not a process id
   io::write_file_atomic(target.string(), "whole");
   CHECK(read_file(target) == "whole");
   CHECK(!fs::exists(stale));
+  CHECK(!fs::exists(stale_old_name));
+  // A link at such a name is not a temporary this code wrote: it stays, and so does its target.
+  const fs::path target_of_link = make("precious.txt", true);
+  const fs::path link = dir.path / ("k.safetensors.tmp." + dead + ".Zz9yX8");
+  fs::create_symlink(target_of_link, link);
+  io::write_file_atomic(target.string(), "whole");
+  CHECK(fs::is_symlink(link));
+  CHECK(read_file(target_of_link) == "partial");
+  fs::remove(link);
+  fs::remove(target_of_link);
   for (const fs::path& kept : {living, other, not_ours}) {
     CAPTURE(kept.filename().string());
     CHECK(fs::exists(kept));
@@ -125,8 +136,8 @@ TEST_CASE("a file name of 252 bytes is written: the temporary name is shortened 
   TempDir dir;
   const std::string name = std::string(240, 'a') + ".safetensors";  // 252 bytes, valid
   const std::string path = (dir.path / name).string();
-  const std::string tmp = io::temporary_path_for(path);
-  CHECK(tmp.size() - dir.path.string().size() - 1 == 255);
+  const std::string tmp = io::temporary_path_for(path);  // the stem; the file adds ".XXXXXX"
+  CHECK(tmp.size() - dir.path.string().size() - 1 == 255 - 7);
   CHECK(tmp.rfind(dir.path.string() + "/", 0) == 0);
   io::check_writable(path, "save");
   io::write_file_atomic(path, "weights", "save");
@@ -134,6 +145,64 @@ TEST_CASE("a file name of 252 bytes is written: the temporary name is shortened 
   CHECK(dir.count_entries() == 1u);
   // A short name keeps the readable form.
   CHECK(io::temporary_path_for("runs/m.safetensors") == "runs/m.safetensors.tmp." + std::to_string(getpid()));
+}
+
+TEST_CASE("a link or a FIFO planted at a temporary name is never opened; a link at the target is replaced") {
+  // The temporary used to be "NAME.tmp.PID", opened with fopen: a link planted there by someone
+  // who guessed the process id was written through (the file it named was emptied), and a FIFO
+  // there hung the writer. Now each temporary is a new file (O_EXCL) with random letters.
+  TempDir dir;
+  const fs::path victim = dir.path / "victim.txt", target = dir.path / "m.safetensors";
+  write_file(victim.string(), "precious");
+  const std::string stem = io::temporary_path_for(target.string());
+  fs::create_symlink(victim, stem);
+  REQUIRE(mkfifo((stem + ".fifo").c_str(), 0600) == 0);
+  io::check_writable(target.string(), "seqgrad train: --out");
+  io::write_file_atomic(target.string(), "weights");
+  CHECK(read_file(target) == "weights");
+  CHECK(read_file(victim) == "precious");
+  CHECK(fs::is_symlink(stem));
+  CHECK(dir.count_entries() == 4u);  // victim, target, the link and the FIFO: no temporary left
+
+  // A link at the target's own name: the rename replaces the link, not the file it names.
+  const fs::path linked = dir.path / "linked.svg";
+  fs::create_symlink(victim, linked);
+  io::write_file_atomic(linked.string(), "<svg/>");
+  CHECK(!fs::is_symlink(linked));
+  CHECK(read_file(linked) == "<svg/>");
+  CHECK(read_file(victim) == "precious");
+}
+
+TEST_CASE("LogFile writes in place but never through a link or into a FIFO, and empties only a regular file") {
+  TempDir dir;
+  const std::string victim = dir.file("victim.txt"), log = dir.file("loss.txt");
+  write_file(victim, "precious");
+  io::LogFile file;
+  file.open(log, false, "train: --loss-log");
+  CHECK(file.write("1 1 0.5\n"));
+  file.open(log, true, "train: --loss-log");  // appending keeps what is there (a resumed run)
+  CHECK(file.write("1 2 0.25\n"));
+  CHECK(read_file(log) == "1 1 0.5\n1 2 0.25\n");
+  file.open(log, false, "train: --loss-log");  // a new run empties it
+  CHECK(read_file(log).empty());
+
+  const std::string link = dir.file("link.txt"), fifo = dir.file("fifo.txt");
+  fs::create_symlink(victim, link);
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string expected = "expected a regular file, a new name or a character device, got ";
+  CHECK_THROWS_WITH_AS(file.open(link, false, "train: --loss-log"),
+                       ("train: --loss-log '" + link + "': " + expected + "a symbolic link").c_str(), std::runtime_error);
+  CHECK_THROWS_WITH_AS(file.open(fifo, true, "train: --loss-log"),
+                       ("train: --loss-log '" + fifo + "': " + expected + "a pipe").c_str(), std::runtime_error);
+  CHECK_THROWS_WITH_AS(file.open(dir.path.string(), true, "train: --loss-log"),
+                       ("train: --loss-log '" + dir.path.string() + "': " + expected + "a directory").c_str(), std::runtime_error);
+  CHECK(read_file(victim) == "precious");
+  CHECK(fs::is_fifo(fifo));
+  if (fs::exists("/dev/null")) {  // a device only root can make: allowed, and not emptied
+    io::LogFile null_log;
+    null_log.open("/dev/null", false, "train: --loss-log");
+    CHECK(null_log.write("1 1 0.5\n"));
+  }
 }
 
 TEST_CASE("SIGTERM during write_file_atomic waits until the file is in place") {

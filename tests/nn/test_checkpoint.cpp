@@ -5,9 +5,11 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -637,32 +639,54 @@ TEST_CASE("a failed save leaves the previous checkpoint untouched and no tempora
   CHECK(dir.count_entries() == 1);
 }
 
-TEST_CASE("a full disk (/dev/full) fails clearly and keeps the previous checkpoint") {
-  if (!fs::exists("/dev/full")) {
-    MESSAGE("skipped: this system has no /dev/full");
-    return;
-  }
+TEST_CASE("a device is refused, and a write that fails midway (as on a full disk) keeps the previous checkpoint") {
   TempDir dir;
   manual_seed(10);
-  Net small(4), big(64);
-  // Saving *to* the device is refused: the rename would replace /dev/full itself (as root).
-  CHECK_THROWS_WITH_AS(nn::save(small, "/dev/full"),
-                       "save: cannot write '/dev/full': expected a regular file or a new name, got a character device",
-                       std::runtime_error);
-  CHECK(fs::is_character_file("/dev/full"));
+  Net small(4), big(1024);  // about 600 bytes and 25 KB
+  // Saving *to* a device is refused: the rename would replace /dev/full itself (as root).
+  if (fs::exists("/dev/full")) {
+    CHECK_THROWS_WITH_AS(nn::save(small, "/dev/full"),
+                         "save: cannot write '/dev/full': expected a regular file or a new name, got a character device",
+                         std::runtime_error);
+    CHECK(fs::is_character_file("/dev/full"));
+  }
 
-  // A full disk under the temporary file: the writer's temporary name (`path.tmp.PID`, see
-  // write_file) is made a link to /dev/full, where every write fails with ENOSPC as on a full disk.
+  // A write that fails midway, as on a full disk: a child process saves under a file-size limit
+  // (RLIMIT_FSIZE, with SIGXFSZ ignored as the tool ignores it), where a write past the limit
+  // fails with EFBIG as a full disk's fails with ENOSPC.
   const std::string path = dir.file("m.safetensors");
   nn::save(small, path);
   const std::string before = read_file(path);
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  fs::create_symlink("/dev/full", tmp);
-  CHECK_THROWS_WITH_AS(nn::save(big, path), ("save: cannot write '" + path + "': No space left on device").c_str(),
-                       std::runtime_error);
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit limit{4096, 4096};
+    std::string report = "saved";
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) report = "setrlimit failed";
+    else {
+      try {
+        nn::save(big, path);
+      } catch (const std::exception& e) {
+        report = e.what();
+      }
+    }
+    [[maybe_unused]] const ssize_t written = write(pipe_fds[1], report.data(), report.size());
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string report;
+  char buffer[512];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(report == "save: cannot write '" + path + "': " + std::strerror(EFBIG));
   CHECK(read_file(path) == before);
-  CHECK(dir.count_entries() == 1);  // the link (the temporary file) is gone
-  CHECK(fs::is_character_file("/dev/full"));
+  CHECK(dir.count_entries() == 1);  // the temporary file is gone
   Net restored(4);
   nn::load(restored, path);
   CHECK(same_values(restored.fc1->weight.value(), small.fc1->weight.value()));
