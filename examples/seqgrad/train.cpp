@@ -160,6 +160,7 @@ struct Settings {
   bool resuming = false;
   std::string resume_from;
   TrainProgress progress;  // a fresh run: epoch 1, step 0
+  std::map<std::string, std::string> saved_corpora;  // resuming: the corpus fingerprints the run was started on
 };
 
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
@@ -188,22 +189,6 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
 }
 
 // Checks every flag, and every file the run will write, before anything is trained.
-// "BYTES FNV1A64-HEX" of a file's contents: enough to tell that a corpus changed (FNV-1a is no
-// defence against a forger, and need not be). "" if it cannot be read (the reader says why).
-std::string file_fingerprint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  uint64_t hash = 14695981039346656037ull, bytes = 0;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    for (std::streamsize k = 0; k < in.gcount(); ++k) hash = (hash ^ static_cast<unsigned char>(buffer[k])) * 1099511628211ull;
-    bytes += static_cast<uint64_t>(in.gcount());
-  }
-  std::ostringstream text;
-  text << bytes << ' ' << std::hex << std::setw(16) << std::setfill('0') << hash;
-  return text.str();
-}
-
 Settings configure(const Args& given) {
   Settings s;
   Args& a = s.args;
@@ -225,20 +210,9 @@ Settings configure(const Args& given) {
   progress.flags.clear();
   for (const FlagSpec& f : a.flags())
     if (a.given(f.name)) progress.flags[f.name] = a.text(f.name);
-  // The corpus files as they are now; a resumed run must read the ones it was started on (a
-  // corpus replaced by one of new words used to train on 100% <unk> and overwrite the model).
-  const std::map<std::string, std::string> saved_corpora = progress.corpora;
+  // The corpus files are fingerprinted as they are read (load_data), once: a pipe can be read once.
+  s.saved_corpora = progress.corpora;
   progress.corpora.clear();
-  for (const char* flag : {"train", "valid"})
-    if (a.given(flag)) progress.corpora[flag] = file_fingerprint(a.text(flag));
-  for (const auto& [flag, then] : saved_corpora) {
-    const auto now = progress.corpora.find(flag);
-    if (now != progress.corpora.end() && now->second.empty()) continue;  // unreadable: the reader says why
-    check_state(now != progress.corpora.end() && now->second == then, "seqgrad train: --resume: the --", flag,
-                " file '", a.text(flag), "' has changed since '", s.resume_from, "' was saved (then ", then,
-                ", now ", now == progress.corpora.end() ? "not given" : now->second,
-                "; bytes and FNV-1a hash); resume with the corpus the run was started on");
-  }
 
   // The model: its kind, found by name, says which options it takes; each is read from its
   // flag (or defaulted) and checked, and a model flag given to a kind that does not take it is
@@ -316,15 +290,31 @@ struct Data {
   std::vector<data::Pair> probe_pairs;  // up to 500 validation pairs, translated after each epoch
 };
 
-Data load_data(const Settings& s, std::ostream& out) {
+// Reads the corpora once each (a pipe or a FIFO can be read only once), fingerprinting them as
+// they are read: a resumed run must read the ones it was started on (a corpus replaced by one of
+// new words used to train on 100% <unk> and overwrite the model).
+std::vector<data::Pair> read_corpus(Settings& s, const char* flag) {
+  const std::string path = s.args.text(flag);
+  data::Digest digest;
+  std::vector<data::Pair> pairs = data::read_tsv_file(path, &digest);
+  s.progress.corpora[flag] = digest.text();
+  const auto then = s.saved_corpora.find(flag);
+  check_state(then == s.saved_corpora.end() || then->second == digest.text(), "seqgrad train: --resume: the --", flag,
+              " file '", path, "' has changed since '", s.resume_from, "' was saved (then ",
+              then == s.saved_corpora.end() ? "" : then->second, ", now ", digest.text(),
+              "; bytes and FNV-1a hash); resume with the corpus the run was started on");
+  return pairs;
+}
+
+Data load_data(Settings& s, std::ostream& out) {
   const Args& a = s.args;
   const ModelConfig& c = s.config;
   Data d;
   std::vector<data::Pair> train_pairs =
-      a.given("task") ? task_pairs(a, a.integer("n", 10, 10000000), s.seed) : data::read_tsv_file(a.text("train"));
+      a.given("task") ? task_pairs(a, a.integer("n", 10, 10000000), s.seed) : read_corpus(s, "train");
   std::vector<data::Pair> valid_pairs;
   if (a.given("valid")) {
-    valid_pairs = data::read_tsv_file(a.text("valid"));
+    valid_pairs = read_corpus(s, "valid");
   } else {
     const size_t held = std::max<size_t>(1, train_pairs.size() / 10);
     check(train_pairs.size() >= 2, "seqgrad train: need at least 2 sentence pairs to hold one out for validation");

@@ -1,5 +1,7 @@
 // tests/data/test_corpus.cpp - the TSV corpus reader: pairs, blank lines, CRLF, a byte-order
 // mark, and errors that name FILE:LINE.
+#include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "data/corpus.h"
@@ -7,6 +9,7 @@
 #include "tests/test_util.h"
 
 using namespace seqgrad;
+namespace fs = std::filesystem;
 
 TEST_CASE("read_tsv: pairs, blank lines skipped, Windows line ends, UTF-8 kept") {
   std::istringstream in("billy eats a banana\t比利 吃 香蕉\r\n\n  \nhe reads\til lit\n");
@@ -20,17 +23,18 @@ TEST_CASE("read_tsv: pairs, blank lines skipped, Windows line ends, UTF-8 kept")
 }
 
 TEST_CASE("read_tsv: stray carriage returns at a line end go too, so written pairs read back the same") {
-  std::istringstream in("a\tb\r\r\n\r\r\nc\r\td\n");  // found by tests/fuzz/fuzz_tsv.cpp
+  std::istringstream in("a\tb\r\r\n\r\r\nc\td\r\n");  // found by tests/fuzz/fuzz_tsv.cpp
   const std::vector<data::Pair> pairs = data::read_tsv(in, "c.tsv");
   REQUIRE(pairs.size() == 2);
   CHECK(pairs[0].target == "b");
-  CHECK(pairs[1].source == "c\r");  // inside a line, a '\r' is text
+  CHECK(pairs[1].target == "d");
   std::ostringstream out;
   data::write_tsv(out, pairs);
   std::istringstream again(out.str());
   const std::vector<data::Pair> reread = data::read_tsv(again, "c.tsv");
   CHECK(reread[0].target == "b");
-  CHECK(reread[1].source == "c\r");
+  CHECK(reread[1].target == "d");
+  // Inside a line a '\r' is a control character, refused (see "read_tsv errors name the file and line").
 }
 
 TEST_CASE("read_tsv: a byte-order mark at the start of a line is not part of its first word") {
@@ -92,4 +96,44 @@ TEST_CASE("read_tsv errors name the file and line") {
   unreadable.setstate(std::ios::badbit);
   CHECK_THROWS_WITH_AS(data::read_tsv(unreadable, "c.tsv"), doctest::Contains("c.tsv:1: cannot read: "), std::runtime_error);
   CHECK_THROWS_WITH_AS(data::read_tsv_file("/"), "cannot read '/': it is a directory", std::runtime_error);
+  // A control character would be a token no vocabulary may hold: refused where its line is known.
+  std::istringstream control("a\tb\nc\x0b" "d\te\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(control, "c.tsv"), "c.tsv:2: expected text, found control character 0x0b at column 2",
+                       std::runtime_error);
+  std::istringstream mid_return("a\rb\tc\r\n");  // only a line's last '\r's are its line end
+  CHECK_THROWS_WITH_AS(data::read_tsv(mid_return, "c.tsv"), "c.tsv:1: expected text, found control character 0x0d at column 2",
+                       std::runtime_error);
+}
+
+TEST_CASE("read_tsv reads once, front to back: NUL bytes and endless lines end at once, a device is refused unread") {
+  // `cat /dev/zero | seqgrad train --train /dev/stdin` spun forever growing one line.
+  std::istringstream zeros(std::string("a\tb\n") + std::string(1000, '\0'));
+  CHECK_THROWS_WITH_AS(data::read_tsv(zeros, "z.tsv"), "z.tsv:2: expected text, found a NUL byte at column 1",
+                       std::runtime_error);
+  std::istringstream long_line(std::string("a\tb\nx\t") + std::string(data::kMaxLineBytes, 'y') + "\n");
+  CHECK_THROWS_WITH_AS(data::read_tsv(long_line, "l.tsv"),
+                       "l.tsv:2: expected a line of at most 16 MiB (one sentence pair), found a longer one", std::runtime_error);
+  std::istringstream just_fits(std::string("x\t") + std::string(data::kMaxLineBytes - 2, 'y'));  // no '\n' at the end
+  CHECK(data::read_tsv(just_fits, "l.tsv")[0].target.size() == data::kMaxLineBytes - 2);
+  if (fs::exists("/dev/zero"))
+    CHECK_THROWS_WITH_AS(data::read_tsv_file("/dev/zero"),
+                         "cannot read '/dev/zero': expected a file or a pipe, got a character device (save what it gives "
+                         "to a file first)",
+                         std::runtime_error);
+}
+
+TEST_CASE("read_tsv's digest is the size and FNV-1a hash of every byte read, the line ends and the last line included") {
+  const std::string text = "a b\tc d\r\n\xEF\xBB\xBF" "e\tf";  // a Windows line end, a byte-order mark, no final '\n'
+  std::istringstream in(text);
+  data::Digest digest;
+  CHECK(data::read_tsv(in, "c.tsv", &digest).size() == 2);
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, byte by byte, as its definition reads
+  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  CHECK(digest.bytes == text.size());
+  CHECK(digest.fnv1a == hash);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%zu %016llx", text.size(), static_cast<unsigned long long>(hash));
+  CHECK(digest.text() == expected);
+  // The empty input's digest is the offset basis itself, in 16 hex digits.
+  CHECK(data::Digest().text() == "0 cbf29ce484222325");
 }

@@ -566,6 +566,33 @@ for path in "$W/corpus/somedir" "$W/corpus/missing.tsv"; do
   report "7. train --train ${path#"$W"/} fails saying why"
 done
 
+# Corpora from a pipe, a FIFO and a device: read once (the corpus was read twice, once for its
+# fingerprint: from a pipe it then had "no sentence pairs", a FIFO hung, /dev/zero spun forever).
+run "$TIMEOUT" bash -c '"$1" data --task copy --n 200 --seed 3 | "$1" train --train /dev/stdin --epochs 1 "${@:3}" --out "$2"' \
+  _ "$SEQ" "$W/corpus/p.safetensors" "${TINY[@]}"
+want_ok; loadable "$W/corpus/p.safetensors" || PROBLEMS+=("no loadable checkpoint")
+after_checks
+report "7. train --train /dev/stdin reads a corpus from a pipe"
+mkfifo "$W/corpus/fifo.tsv"
+run "$TIMEOUT" bash -c '"$1" data --task copy --n 200 --seed 3 > "$2" & exec "$1" train --train "$2" --epochs 1 "${@:4}" --out "$3"' \
+  _ "$SEQ" "$W/corpus/fifo.tsv" "$W/corpus/f.safetensors" "${TINY[@]}"
+want_ok; loadable "$W/corpus/f.safetensors" || PROBLEMS+=("no loadable checkpoint")
+after_checks
+report "7. train --train FIFO reads the corpus its writer sends"
+run "$QUICK" "$SEQ" train --train /dev/zero --epochs 1 "${TINY[@]}" --out "$W/corpus/z.safetensors"
+want_error
+grep -qx "error: cannot read '/dev/zero': expected a file or a pipe, got a character device (save what it gives to a file first)" "$ERR" ||
+  PROBLEMS+=("not the message for a device")
+after_checks
+report "7. train --train /dev/zero is refused at once"
+run "$QUICK" bash -c 'head -c 100000000 /dev/zero | exec "$1" train --train /dev/stdin --epochs 1 "${@:3}" --out "$2"' \
+  _ "$SEQ" "$W/corpus/z.safetensors" "${TINY[@]}"
+want_error
+grep -qx "error: /dev/stdin:1: expected text, found a NUL byte at column 1" "$ERR" || PROBLEMS+=("not the message for NUL bytes")
+after_checks
+report "7. train --train /dev/stdin fed zeros stops at the first NUL byte"
+rm -rf "$W/corpus/"*.safetensors "$W/corpus/"*.svg "$W/corpus/fifo.tsv"
+
 # ================================================================================================
 # 8. Odds and ends: usage, stdin, resume bookkeeping, a long file name, unknown words
 

@@ -1,8 +1,9 @@
 // tests/fuzz/fuzz_tsv.cpp - libFuzzer target: any bytes, read as a parallel corpus (TSV).
 //
 // Every input must end in a clean error (std::runtime_error from the reader, naming the line:
-// invalid UTF-8, a missing or extra tab, an empty side) or in sentence pairs of valid UTF-8
-// with text on both sides and no tab or line break, that tokenise, encode and decode through a
+// invalid UTF-8, a control character, a missing or extra tab, an empty side) or in sentence
+// pairs of valid UTF-8 with text on both sides and no control character (no tab, no line
+// break), that tokenise, encode and decode through a
 // vocabulary built from them, and read back unchanged after write_tsv. Run by `make fuzz`; seeds in tests/fuzz/corpus/tsv/.
 #include <cstdint>
 #include <cstdlib>
@@ -26,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const data::Pair& p : pairs)
     for (const std::string* side : {&p.source, &p.target}) {
-      if (side->find_first_of("\t\n") != std::string::npos) std::abort();
+      for (const char c : *side)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) std::abort();
       if (!io::is_valid_utf8(*side) || side->find_first_not_of(" \t\n\r\f\v") == std::string::npos) std::abort();
     }
 
