@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <memory>
+#include <sstream>
 
 #include "io/utf8.h"
 #include "tensor/check.h"
@@ -40,6 +41,25 @@ std::string Digest::text() const {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a));
   return std::to_string(bytes) + " " + hex;
+}
+
+std::string text_line_problem(const std::string& line) {
+  std::ostringstream problem;
+  size_t bad = 0;
+  if (!io::is_valid_utf8(line, &bad)) {
+    problem << "expected UTF-8 text, found byte 0x" << std::hex << static_cast<int>(static_cast<unsigned char>(line[bad]))
+            << std::dec << " at column " << bad + 1;
+    return problem.str();
+  }
+  for (size_t k = 0; k < line.size(); ++k) {
+    const unsigned char c = static_cast<unsigned char>(line[k]);
+    if ((c < 0x20 && c != '\t') || c == 0x7F) {
+      problem << "expected text, found control character 0x" << std::hex << std::setw(2) << std::setfill('0')
+              << static_cast<int>(c) << std::dec << " at column " << k + 1;
+      return problem.str();
+    }
+  }
+  return "";
 }
 
 namespace {
@@ -111,18 +131,8 @@ std::vector<Pair> read_tsv(std::istream& in, const std::string& name, Digest* di
     while (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank
     // Checked here, where the file and line are known, not by the checkpoint's JSON an epoch later.
-    size_t bad = 0;
-    if (!io::is_valid_utf8(line, &bad))
-      check_state(false, name, ":", number, ": expected UTF-8 text, found byte 0x", std::hex,
-                  static_cast<int>(static_cast<unsigned char>(line[bad])), std::dec, " at column ", bad + 1);
-    // A control character would become a token no tokenizer's vocabulary may hold (a model
-    // trained on it could not be loaded): refused here, where its line is known.
-    for (size_t k = 0; k < line.size(); ++k) {
-      const unsigned char c = static_cast<unsigned char>(line[k]);
-      if ((c < 0x20 && c != '\t') || c == 0x7F)
-        check_state(false, name, ":", number, ": expected text, found control character 0x", std::hex, std::setw(2),
-                    std::setfill('0'), static_cast<int>(c), std::dec, " at column ", k + 1);
-    }
+    const std::string problem = text_line_problem(line);
+    check_state(problem.empty(), name, ":", number, ": ", problem);
     const size_t tab = line.find('\t');
     check_state(tab != std::string::npos, name, ":", number, ": expected 'source<TAB>target', found no tab");
     check_state(line.find('\t', tab + 1) == std::string::npos, name, ":", number,

@@ -22,6 +22,12 @@
 
 namespace seqgrad::data {
 
+// What is wrong with one line of text, as every reader of lines checks it (the corpus reader,
+// translate's input), or "" if nothing: "expected UTF-8 text, found byte 0xff at column 3",
+// "expected text, found control character 0x01 at column 2" (a byte below 0x20 other than the
+// tab, or 0x7F: it would become a token no vocabulary may hold). The caller names the line.
+std::string text_line_problem(const std::string& line);
+
 // One line of a corpus holds one sentence pair; a longer line is an error, not a memory hog.
 constexpr size_t kMaxLineBytes = size_t{1} << 24;  // 16 MiB
 

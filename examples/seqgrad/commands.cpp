@@ -115,58 +115,144 @@ std::string format_score(double log_prob) {
   return buf;
 }
 
+// The lines translate reads, as they arrive: a line that has arrived is translated without
+// waiting for the rest, so `seqgrad translate` works typed into, behind a slow pipe, and on
+// endless input (`yes "he eats" | seqgrad translate ... | head -1`) in bounded memory. From
+// standard input the bytes are read straight from descriptor 0, because C++ streams cannot say
+// whether more is waiting and poll can; any other stream (a test's) counts as all there. A line
+// longer than data::kMaxLineBytes is an error, so one endless line cannot grow without bound.
+class InputLines {
+ public:
+  explicit InputLines(std::istream& in) : in_(in), raw_(&in == &std::cin && !in.bad()) {}
+
+  // The next line, without its '\n', into `line`; false at the end of the input. wait = false:
+  // only a line that is already here (false also when none is yet).
+  bool next(std::string& line, bool wait, size_t number) {
+    if (!raw_) return static_cast<bool>(std::getline(in_, line));
+    for (;;) {
+      const size_t newline = pending_.find('\n', scanned_);
+      if (newline != std::string::npos) {
+        line.assign(pending_, start_, newline - start_);
+        start_ = scanned_ = newline + 1;
+        if (start_ >= pending_.size() / 2) {  // drop what was handed out, now and then
+          pending_.erase(0, start_);
+          start_ = scanned_ = 0;
+        }
+        return true;
+      }
+      scanned_ = pending_.size();
+      if (ended_) {
+        if (start_ == pending_.size()) return false;
+        line.assign(pending_, start_, std::string::npos);  // a last line without '\n'
+        start_ = scanned_ = pending_.size();
+        return true;
+      }
+      check_state(pending_.size() - start_ <= data::kMaxLineBytes, "seqgrad translate: line ", number,
+                  ": expected a line of at most ", data::kMaxLineBytes >> 20, " MiB, found a longer one");
+      if (!wait && !ready()) return false;
+      read_more();
+    }
+  }
+
+  // A read error of a stream given to run() (a test's), found once it ends.
+  bool failed() const { return !raw_ && in_.bad(); }
+
+ private:
+  static bool ready() {
+    struct pollfd p {};
+    p.fd = STDIN_FILENO;
+    p.events = POLLIN;
+    return poll(&p, 1, 0) == 1;  // data, the end (POLLHUP) or an error: a read will not block
+  }
+
+  void read_more() {
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      check_state(n >= 0, "seqgrad translate: cannot read standard input: ", std::strerror(errno));
+      if (n == 0) ended_ = true;
+      pending_.append(buffer, static_cast<size_t>(n));
+      return;
+    }
+  }
+
+  std::istream& in_;
+  const bool raw_;
+  std::string pending_;              // bytes read and not yet handed out, from start_
+  size_t start_ = 0, scanned_ = 0;   // scanned_: where the search for the next '\n' goes on
+  bool ended_ = false;
+};
+
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   Args a("seqgrad translate",
          "seqgrad translate --model MODEL [--beam K] [--batch N] [--scores] [TEXT ...]   (no TEXT: each line of stdin)",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"beam", "1", "beam size (1: greedy decoding)"},
-          {"batch", std::to_string(kTranslateBatch), "sentences decoded at once (the same translations for any N)"},
+          {"batch", std::to_string(kTranslateBatch),
+           "sentences decoded at once, at most (from stdin: the lines that have arrived; the same translations for any N)"},
           {"scores", "false", "print log P(translation | source) and a tab before each translation", true}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
   const int64_t beam = a.integer("beam", 1, 64), batch = a.integer("batch", 1, kMaxTranslateBatch);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
-  std::vector<std::string> lines = a.positional();
-  if (lines.empty()) {
-    errno = 0;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    if (!lines.empty()) io::strip_byte_order_mark(lines.front());  // an editor's mark, not a word
-    // (std::cin reads through C stdio, which keeps a read error, such as stdin being a folder, to itself.)
-    const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
-    check_state(!failed, "seqgrad translate: cannot read standard input: ", errno ? std::strerror(errno) : "read error");
-  }
-  // Each line as the corpus reader takes a line (data/corpus.cpp): a Windows line end is not part
-  // of the text, and text that is not UTF-8 is refused naming its line, before any translating.
-  const char* what = a.positional().empty() ? "line " : "sentence ";
-  for (size_t i = 0; i < lines.size(); ++i) {
-    while (!lines[i].empty() && lines[i].back() == '\r') lines[i].pop_back();
-    size_t bad = 0;
-    if (!io::is_valid_utf8(lines[i], &bad))
-      check_state(false, "seqgrad translate: ", what, i + 1, ": expected UTF-8 text, found byte 0x", std::hex,
-                  static_cast<int>(static_cast<unsigned char>(lines[i][bad])), std::dec, " at column ", bad + 1);
-  }
-  // A sentence of words the model never saw still "translates" (each is <unk>): say so.
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string unknown = unknown_tokens(*t, lines[i]);
-    if (!unknown.empty())
-      err << "warning: " << what << i + 1 << ": " << unknown
-          << " not in the model's source vocabulary (translated as <unk>)\n";
-  }
-  std::vector<double> log_probs;
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::string> translations = t->translate(lines, beam, &log_probs, batch);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (size_t i = 0; i < translations.size(); ++i) {
-    if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
-    out << translations[i] << "\n";
+  const bool from_stdin = a.positional().empty();
+  check_state(!from_stdin || &in != &std::cin || !in.bad(), "seqgrad translate: cannot read standard input: it is closed");
+  const char* what = from_stdin ? "line " : "sentence ";
+  size_t translated = 0;
+  double seconds = 0;
+  // Translates lines first_number, first_number + 1, ... and writes them out, flushed: each
+  // line as the corpus reader takes a line (data/corpus.cpp): a Windows line end is not part of
+  // the text, and what is not text (not UTF-8, a control character) is refused naming its line,
+  // before it is translated.
+  const auto translate_lines = [&](std::vector<std::string>& lines, size_t first_number) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      while (!lines[i].empty() && lines[i].back() == '\r') lines[i].pop_back();
+      const std::string problem = data::text_line_problem(lines[i]);
+      check_state(problem.empty(), "seqgrad translate: ", what, first_number + i, ": ", problem);
+    }
+    // A sentence of words the model never saw still "translates" (each is <unk>): say so.
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string unknown = unknown_tokens(*t, lines[i]);
+      if (!unknown.empty())
+        err << "warning: " << what << first_number + i << ": " << unknown
+            << " not in the model's source vocabulary (translated as <unk>)\n";
+    }
+    std::vector<double> log_probs;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::string> translations = t->translate(lines, beam, &log_probs, batch);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < translations.size(); ++i) {
+      if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
+      out << translations[i] << "\n";
+    }
+    translated += translations.size();
+    flush_output(out, "seqgrad translate");  // each batch as soon as it is done
+  };
+  if (!from_stdin) {
+    std::vector<std::string> lines = a.positional();
+    translate_lines(lines, 1);
+  } else {
+    // Batches of what has arrived: wait for one line, then take those already here, up to --batch.
+    InputLines input(in);
+    std::vector<std::string> lines;
+    std::string line;
+    for (size_t number = 1; input.next(line, true, number);) {
+      lines.assign(1, line);
+      if (number == 1) io::strip_byte_order_mark(lines.front());  // an editor's mark, not a word
+      while (static_cast<int64_t>(lines.size()) < batch && input.next(line, false, number + lines.size()))
+        lines.push_back(line);
+      translate_lines(lines, number);
+      number += lines.size();
+    }
+    check_state(!input.failed(), "seqgrad translate: cannot read standard input: ", errno ? std::strerror(errno) : "read error");
   }
   // How fast, on stderr: stdout stays one translation per input line. Only once the
   // translations are written: a failed write is the error the user must see first.
-  flush_output(out, "seqgrad translate");
   char rate[128];
-  std::snprintf(rate, sizeof rate, "translated %zu sentences in %.2f s (%.1f sentences/s)\n", translations.size(),
-                seconds, seconds > 0 ? static_cast<double>(translations.size()) / seconds : 0.0);
+  std::snprintf(rate, sizeof rate, "translated %zu sentences in %.2f s (%.1f sentences/s)\n", translated, seconds,
+                seconds > 0 ? static_cast<double>(translated) / seconds : 0.0);
   err << rate;
   return 0;
 }

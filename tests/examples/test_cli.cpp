@@ -124,6 +124,9 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   const Result binary = run({"translate", "--model", model}, "a b\nc \xff d\n");
   CHECK(binary.code == 2);
   CHECK(binary.err == "error: seqgrad translate: line 2: expected UTF-8 text, found byte 0xff at column 3\n");
+  const Result control = run({"translate", "--model", model}, "a b\nc \x01 d\n");  // as the corpus reader refuses it
+  CHECK(control.code == 2);
+  CHECK(control.err == "error: seqgrad translate: line 2: expected text, found control character 0x01 at column 3\n");
   // --batch N decodes N lines at once, shortest first; stdout keeps the input order, and the
   // translations and their scores are the same for any N.
   std::string lines;

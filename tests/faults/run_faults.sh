@@ -631,6 +631,34 @@ grep -q qqq "$ERR" || PROBLEMS+=("no warning naming qqq on stderr")
 after_checks
 report "8. translate with unknown words warns about them"
 
+# translate reads its lines as they arrive: on endless input it translates and prints in bounded
+# memory (it read all of stdin first, so `yes | seqgrad translate | head -1` printed nothing while
+# memory grew without bound), and a line is printed while stdin stays open.
+if command -v prlimit > /dev/null 2>&1; then
+  run "$QUICK" bash -c 'yes "a b c" | prlimit --as=500000000 "$1" translate --model "$2" | head -n 1' _ "$SEQ" "$W/m.safetensors"
+  want_ok; [ "$(wc -l < "$OUT")" = 1 ] || PROBLEMS+=("expected one line on stdout")
+  after_checks
+  report "8. yes | translate | head -n 1 under a 500 MB address-space limit prints its line and ends"
+else
+  echo "skip: no prlimit; translate's bounded memory is not checked"
+fi
+: > "$W/log/stream.out"
+{ { echo "a b c"; sleep 20; } | timeout -k 5 "$TIMEOUT" "$SEQ" translate --model "$W/m.safetensors" > "$W/log/stream.out" 2> "$ERR" &
+  STREAM_PID=$!
+  polls=0
+  until [ -s "$W/log/stream.out" ] || ((++polls > 500)); do sleep 0.01; done
+  PROBLEMS=()
+  [ -s "$W/log/stream.out" ] || PROBLEMS+=("no translation within 5 s while stdin stayed open")
+  kill "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID"; } 2>> "$W/log/shell"  # (the sleep ends by itself)
+after_checks
+report "8. translate prints a line's translation while stdin stays open"
+run "$QUICK" bash -c 'head -c 30000000 /dev/zero | exec "$1" translate --model "$2"' _ "$SEQ" "$W/m.safetensors"
+want_error
+grep -qx "error: seqgrad translate: line 1: expected a line of at most 16 MiB, found a longer one" "$ERR" ||
+  PROBLEMS+=("not the message for an endless line")
+after_checks
+report "8. translate fed an endless line stops at 16 MiB, naming the line"
+
 # ================================================================================================
 # 9. An output that is also an input, or another output, is refused before anything is written
 #    (files compared by device and inode: a hard link is the same file); every input stays byte
