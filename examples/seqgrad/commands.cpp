@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <set>
+#include <vector>
 
 #include <poll.h>      // POSIX: poll
 #include <sys/stat.h>  // POSIX: fstat
@@ -166,19 +167,21 @@ class InputLines {
   }
 
   void read_more() {
-    char buffer[1 << 16];
+    std::vector<char>& buffer = buffer_;
+    buffer.resize(1 << 16);  // (on the heap: a small stack, ulimit -s 64, must do)
     for (;;) {
-      const ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+      const ssize_t n = read(STDIN_FILENO, buffer.data(), buffer.size());
       if (n < 0 && errno == EINTR) continue;
       check_state(n >= 0, "seqgrad translate: cannot read standard input: ", std::strerror(errno));
       if (n == 0) ended_ = true;
-      pending_.append(buffer, static_cast<size_t>(n));
+      pending_.append(buffer.data(), static_cast<size_t>(n));
       return;
     }
   }
 
   std::istream& in_;
   const bool raw_;
+  std::vector<char> buffer_;
   std::string pending_;              // bytes read and not yet handed out, from start_
   size_t start_ = 0, scanned_ = 0;   // scanned_: where the search for the next '\n' goes on
   bool ended_ = false;

@@ -659,6 +659,29 @@ grep -qx "error: seqgrad translate: line 1: expected a line of at most 16 MiB, f
 after_checks
 report "8. translate fed an endless line stops at 16 MiB, naming the line"
 
+# A small stack: under `ulimit -s 16` the tool died of SIGSEGV at random, even before main (and
+# translate always, with a 64 KB buffer on the stack). A soft limit is raised as far as the hard
+# one allows; a hard limit too small for a run is one line saying what to do. (Below 16 KB not
+# even /bin/true starts: the dynamic loader needs that much.)
+PROBLEMS=()
+for i in 1 2 3 4 5 6; do
+  { timeout -k 5 "$QUICK" "${ULIMIT[@]}" -Ss 16 "$SEQ" data --task copy --n 3 > "$OUT" 2> "$ERR" < "$EMPTY"; RC=$?; } 2>> "$W/log/shell"
+  [ "$RC" = 0 ] || { PROBLEMS+=("run $i: $(ending)"); break; }
+done
+run "$TIMEOUT" "${ULIMIT[@]}" -Ss 16 "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]:0:8}" --threads 2 --out "$W/e/s.safetensors"
+[ "$RC" = 0 ] || PROBLEMS+=("train: $(ending)")
+run "$QUICK" "${STDIN_FROM[@]}" "$W/test.tsv" "${ULIMIT[@]}" -Ss 16 "$SEQ" translate --model "$W/m.safetensors"
+[ "$RC" = 0 ] || PROBLEMS+=("translate: $(ending)")
+after_checks
+report "8. under a soft stack limit of 16 KB, data (6 runs), train on 2 threads and translate from stdin succeed"
+rm -f "$W/e/s.safetensors" "$W/e/s.training.svg"
+run "$QUICK" "${ULIMIT[@]}" -s 64 "$SEQ" data --task copy --n 3
+want_error
+grep -qx "error: seqgrad: the stack is limited to 64 KB and the hard limit allows no more; expected at least 256 KB: run it after 'ulimit -s 8192'" "$ERR" ||
+  PROBLEMS+=("not the message for a small hard stack limit")
+after_checks
+report "8. under a hard stack limit of 64 KB the tool says what it needs and exits 2"
+
 # ================================================================================================
 # 9. An output that is also an input, or another output, is refused before anything is written
 #    (files compared by device and inode: a hard link is the same file); every input stays byte
