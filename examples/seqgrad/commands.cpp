@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -59,7 +60,8 @@ const char* kUsage =
     "  train       train a model on a toy task or a TSV corpus and save a checkpoint\n"
     "  translate   translate the arguments, or each line of stdin\n"
     "  eval        score a model on a TSV file: exact match, token error rate, BLEU\n"
-    "  attention   draw what a model attends to for one sentence: heatmaps, the beam's tree, an explorer page\n\n"
+    "  attention   draw what a model attends to for one sentence: heatmaps, the beam's tree, an explorer page\n"
+    "  average     average the weights of several checkpoints of one model into one\n\n"
     "'seqgrad COMMAND --help' lists a command's flags.\n";
 
 // ================================================================================================
@@ -288,6 +290,55 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
   return 0;
 }
 
+// ================================================================================================
+// seqgrad average
+
+// The element-wise mean of several checkpoints of one model (the last few of a run, say): often
+// a little better than any one of them, as fairseq's average_checkpoints finds. Every input is
+// loaded and checked as translate loads it; they must agree on everything but the weights (the
+// model, its options, both vocabularies and merges). Sums run in double, in the order given.
+int cmd_average(const std::vector<std::string>& words, std::ostream& out) {
+  Args a("seqgrad average", "seqgrad average --out AVG.safetensors MODEL MODEL ...",
+         {{"out", "", "where to write the averaged checkpoint"}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("out"), "seqgrad average: --out AVG.safetensors is required");
+  const std::vector<std::string>& inputs = a.positional();
+  check(!inputs.empty(), "seqgrad average: expected the checkpoints to average after the flags, got none");
+  io::check_writable(a.text("out"), "seqgrad average: --out");
+  std::vector<io::NamedPath> named;
+  for (const std::string& path : inputs) named.push_back({"the input", path});
+  io::check_no_overlap(named, {{"--out", a.text("out")}}, "seqgrad average");
+
+  std::unique_ptr<Translator> mean = Translator::load(inputs[0]);
+  const std::map<std::string, std::string> model = mean->metadata();
+  const auto parameters = mean->module().named_parameters();
+  std::vector<std::vector<double>> sums;
+  for (const auto& [name, p] : parameters) sums.emplace_back(p.value().data(), p.value().data() + p.value().numel());
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    const std::unique_ptr<Translator> other = Translator::load(inputs[k]);
+    const std::map<std::string, std::string> theirs = other->metadata();
+    for (const auto& [key, value] : model) {
+      const auto it = theirs.find(key);
+      check_state(it != theirs.end() && it->second == value, "seqgrad average: '", inputs[k], "' is not a checkpoint of the "
+                  "same model as '", inputs[0], "': its ", key, " differs; expected checkpoints of one model (one run)");
+    }
+    const auto their_parameters = other->module().named_parameters();
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      const Tensor& t = their_parameters[i].second.value();
+      for (int64_t j = 0; j < t.numel(); ++j) sums[i][static_cast<size_t>(j)] += t.data()[j];
+    }
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    Variable parameter = parameters[i].second;  // a handle to the model's own parameter
+    Tensor& t = parameter.value();
+    for (int64_t j = 0; j < t.numel(); ++j) t.data()[j] = static_cast<real>(sums[i][static_cast<size_t>(j)] / inputs.size());
+  }
+  mean->save(a.text("out"));
+  out << "averaged " << inputs.size() << " checkpoints into " << a.text("out") << "\n";
+  return 0;
+}
+
 int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
   Args a("seqgrad attention",
          "seqgrad attention --model MODEL [--svg OUT.svg] [--html OUT.html] [--tree OUT.svg] TEXT",
@@ -363,6 +414,7 @@ int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostr
   if (command == "translate") return cmd_translate(rest, out, err, in);
   if (command == "eval") return cmd_eval(rest, out);
   if (command == "attention") return cmd_attention(rest, out);
+  if (command == "average") return cmd_average(rest, out);
   check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval or attention (see 'seqgrad --help')");
   return 2;
 }

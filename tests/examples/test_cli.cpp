@@ -1,7 +1,9 @@
 // tests/examples/test_cli.cpp - the seqgrad tool, run in-process: argument errors (one line,
 // exit code 2), help, and a short train -> save -> translate -> eval round trip.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -352,4 +354,58 @@ TEST_CASE("seqgrad train: a model flag that does not apply to the model is refus
   CHECK(error_of({"train", "--task", "reverse", "--decoder", "--out", "m.safetensors"}) ==
         "error: seqgrad train: --decoder needs a value\n");
   CHECK(error_of({"train", "--task", "reverse", "--out"}) == "error: seqgrad train: --out needs a value\n");
+}
+
+TEST_CASE("seqgrad average: the element-wise mean of checkpoints of one model, which loads and translates") {
+  const std::string dir = "build/test_average";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // One run's checkpoints after 1 and 2 epochs: the same model and vocabularies, other weights.
+  std::vector<std::string> paths;
+  for (const char* epochs : {"1", "2"}) {
+    const std::string path = dir + "/e" + epochs + ".safetensors";
+    const Result r = run({"train", "--task", "copy", "--n", "200", "--epochs", epochs, "--model", "lstm-attn", "--layers", "1",
+                          "--hidden", "8", "--dim", "8", "--threads", "1", "--seed", "3", "--out", path});
+    REQUIRE(r.code == 0);
+    paths.push_back(path);
+  }
+  const std::string mean_path = dir + "/mean.safetensors";
+  const Result r = run({"average", "--out", mean_path, paths[0], paths[1]});
+  CHECK(r.code == 0);
+  CHECK(r.out == "averaged 2 checkpoints into " + mean_path + "\n");
+  const auto a = cli::Translator::load(paths[0]), b = cli::Translator::load(paths[1]), mean = cli::Translator::load(mean_path);
+  CHECK(mean->metadata() == a->metadata());
+  const auto pa = a->module().named_parameters(), pb = b->module().named_parameters(), pm = mean->module().named_parameters();
+  REQUIRE(pm.size() == pa.size());
+  bool any_differs = false;
+  for (size_t i = 0; i < pm.size(); ++i) {
+    CAPTURE(pm[i].first);
+    const Tensor &x = pa[i].second.value(), &y = pb[i].second.value(), &m = pm[i].second.value();
+    for (int64_t j = 0; j < m.numel(); ++j) {
+      const double expected = (static_cast<double>(x.data()[j]) + y.data()[j]) / 2;
+      any_differs = any_differs || x.data()[j] != y.data()[j];
+      REQUIRE(std::abs(m.data()[j] - expected) <= 1e-6 * (1 + std::abs(expected)));
+    }
+  }
+  CHECK(any_differs);  // (else the mean proves nothing)
+  CHECK(run({"translate", "--model", mean_path, "a b c"}).code == 0);
+
+  // Refusals, each one line: no --out, no inputs, the output one of the inputs, another model.
+  const Result no_out = run({"average", paths[0]});
+  CHECK(no_out.err == "error: seqgrad average: --out AVG.safetensors is required\n");
+  const Result none = run({"average", "--out", mean_path});
+  CHECK(none.err == "error: seqgrad average: expected the checkpoints to average after the flags, got none\n");
+  const Result overlap = run({"average", "--out", paths[0], paths[0], paths[1]});
+  CHECK(overlap.err == "error: seqgrad average: --out '" + paths[0] + "' is the same file as the input '" + paths[0] +
+                           "'; expected an output that is not an input\n");
+  const std::string other = dir + "/other.safetensors";
+  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--epochs", "1", "--model", "lstm-attn", "--layers", "1", "--hidden",
+               "12", "--dim", "8", "--threads", "1", "--seed", "3", "--out", other})
+              .code == 0);
+  const Result mixed = run({"average", "--out", dir + "/x.safetensors", paths[0], other});
+  CHECK(mixed.code == 2);
+  CHECK(mixed.err == "error: seqgrad average: '" + other + "' is not a checkpoint of the same model as '" + paths[0] +
+                         "': its seqgrad.config differs; expected checkpoints of one model (one run)\n");
+  CHECK(!std::filesystem::exists(dir + "/x.safetensors"));
+  std::filesystem::remove_all(dir);
 }
