@@ -260,6 +260,13 @@ Header read_header(CFile& file, const char* op, const std::string& path) {
   unsigned char length_bytes[8];
   read_bytes(file, op, path, length_bytes, 8);
   const uint64_t n = get_u64_le(length_bytes);
+  // A real header length has zero high bytes; eight printable characters are a text file (an
+  // SVG, a TSV corpus, a JSON file) given where a checkpoint was expected: say that, not "a
+  // header length of 7813033009127781180".
+  const bool starts_as_text = std::all_of(length_bytes, length_bytes + 8, [](unsigned char c) { return c >= 0x20 && c < 0x7F; });
+  if (starts_as_text && n > file_size - 8)
+    corrupt(op, path, "not a safetensors file: it starts with text ('", std::string(length_bytes, length_bytes + 8),
+            "'); expected a checkpoint, which starts with the 8-byte length of its header");
   if (n > file_size - 8)
     corrupt(op, path, "the header length runs past the end of the file (truncated, or not a safetensors file?); ",
             "expected at most ", file_size - 8, ", got ", n);

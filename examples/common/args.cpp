@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "data/metrics.h"
 #include "tensor/check.h"
 
 namespace seqgrad::cli {
@@ -33,9 +34,28 @@ const FlagSpec* Args::find(const std::string& name) const {
   return nullptr;
 }
 
+// "; did you mean '--epochs'?" for a name one or two typing mistakes (data::edit_distance over
+// characters) from exactly one flag, or the start of exactly one flag; "" otherwise.
+std::string Args::did_you_mean(const std::string& name) const {
+  const auto letters = [](const std::string& word) {
+    data::Tokens out;
+    for (const char c : word) out.emplace_back(1, c);
+    return out;
+  };
+  std::vector<std::string> near, extended;
+  for (const FlagSpec& f : flags_) {
+    const int64_t distance = data::edit_distance(letters(name), letters(f.name));
+    if (distance <= (name.size() <= 4 ? 1 : 2)) near.push_back(f.name);
+    if (name.size() >= 3 && f.name.compare(0, name.size(), name) == 0) extended.push_back(f.name);
+  }
+  if (near.size() == 1) return "; did you mean '--" + near[0] + "'?";
+  if (near.empty() && extended.size() == 1) return "; did you mean '--" + extended[0] + "'?";
+  return "";
+}
+
 const FlagSpec& Args::spec(const std::string& name) const {
   if (const FlagSpec* f = find(name)) return *f;
-  throw std::invalid_argument(cat(program_, ": unknown flag '--", name, "' (see '", program_, " --help')"));
+  throw std::invalid_argument(cat(program_, ": unknown flag '--", name, "'", did_you_mean(name), " (see '", program_, " --help')"));
 }
 
 void Args::parse(const std::vector<std::string>& words) {

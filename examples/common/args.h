@@ -56,6 +56,7 @@ class Args {
  private:
   const FlagSpec& spec(const std::string& name) const;  // or an error naming the unknown flag
   const FlagSpec* find(const std::string& name) const;   // or null
+  std::string did_you_mean(const std::string& name) const;  // "; did you mean '--epochs'?" or ""
   std::vector<std::string> split_list(const std::string& name) const;
   void check_distinct(const std::string& name, const std::vector<std::string>& items) const;
   std::string program_, usage_;

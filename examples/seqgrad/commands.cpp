@@ -224,15 +224,26 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
         err << "warning: " << what << first_number + i << ": " << unknown
             << " not in the model's source vocabulary (translated as <unk>)\n";
     }
+    // An empty line (no token) stays an empty line, with --scores too: a model asked to
+    // translate nothing would make something up, and line N of the output must stay line N's.
+    std::vector<std::string> sentences;
+    std::vector<bool> empty(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      empty[i] = t->source_tokens(lines[i]).empty();
+      if (!empty[i]) sentences.push_back(lines[i]);
+    }
     std::vector<double> log_probs;
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<std::string> translations = t->translate(lines, beam, &log_probs, batch);
+    const std::vector<std::string> translations = t->translate(sentences, beam, &log_probs, batch);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (size_t i = 0; i < translations.size(); ++i) {
-      if (a.on("scores")) out << format_score(log_probs[i]) << "\t";
-      out << translations[i] << "\n";
+    for (size_t i = 0, k = 0; i < lines.size(); ++i) {
+      if (!empty[i]) {
+        if (a.on("scores")) out << format_score(log_probs[k]) << "\t";
+        out << translations[k++];
+      }
+      out << "\n";
     }
-    translated += translations.size();
+    translated += sentences.size();
     flush_output(out, "seqgrad translate");  // each batch as soon as it is done
   };
   if (!from_stdin) {

@@ -42,6 +42,18 @@ TEST_CASE("an example's flags: defaults, values, switches") {
 }
 
 TEST_CASE("an example's flag mistakes name the program and the flag") {
+  // A typing mistake or the start of one flag is named: "--epoch" for "--epochs".
+  cli::Args typo("seqgrad train", "", {{"epochs", "1", ""}, {"epsilon", "1", ""}, {"lr", "1", ""}, {"label-smoothing", "0", ""}});
+  CHECK_THROWS_WITH_AS(typo.parse({"--epoch", "3"}),
+                       "seqgrad train: unknown flag '--epoch'; did you mean '--epochs'? (see 'seqgrad train --help')",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(typo.parse({"--label", "0.1"}),  // the start of one flag
+                       "seqgrad train: unknown flag '--label'; did you mean '--label-smoothing'? (see 'seqgrad train --help')",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(typo.parse({"--ep", "3"}),  // two flags start so, none near: no guess
+                       "seqgrad train: unknown flag '--ep' (see 'seqgrad train --help')", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(typo.parse({"--colour", "3"}), "seqgrad train: unknown flag '--colour' (see 'seqgrad train --help')",
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({"--bogus"}), "06_transformer: unknown flag '--bogus' (see '06_transformer --help')",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(example_args({"-x"}), "06_transformer: unknown flag '-x' (see '06_transformer --help')",

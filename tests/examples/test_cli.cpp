@@ -126,6 +126,17 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   const Result binary = run({"translate", "--model", model}, "a b\nc \xff d\n");
   CHECK(binary.code == 2);
   CHECK(binary.err == "error: seqgrad translate: line 2: expected UTF-8 text, found byte 0xff at column 3\n");
+  // An empty line stays an empty line, with --scores too (it used to "translate" into a made-up sentence).
+  const Result blank = run({"translate", "--model", model, "--scores"}, "a b c\n\n   \nd a\n");
+  CHECK(blank.code == 0);
+  std::vector<std::string> blank_lines;
+  std::string line_text;
+  for (std::istringstream in(blank.out); std::getline(in, line_text);) blank_lines.push_back(line_text);
+  REQUIRE(blank_lines.size() == 4);
+  CHECK(blank_lines[1].empty());
+  CHECK(blank_lines[2].empty());
+  CHECK(blank_lines[3].substr(blank_lines[3].find('\t') + 1) == "d a");
+  CHECK(blank.err.rfind("translated 2 sentences in ", 0) == 0);
   const Result control = run({"translate", "--model", model}, "a b\nc \x01 d\n");  // as the corpus reader refuses it
   CHECK(control.code == 2);
   CHECK(control.err == "error: seqgrad translate: line 2: expected text, found control character 0x01 at column 3\n");
@@ -135,7 +146,7 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   for (const char* line : {"a b c d", "c", "d a", "b b a c", "a", "c d", "", "d c b"}) lines += std::string(line) + "\n";
   const Result one = run({"translate", "--model", model, "--beam", "2", "--scores", "--batch", "1"}, lines);
   CHECK(one.code == 0);
-  CHECK(one.err.rfind("translated 8 sentences in ", 0) == 0);
+  CHECK(one.err.rfind("translated 7 sentences in ", 0) == 0);  // (the empty line is not decoded: it stays empty)
   for (const char* batch : {"3", "64"}) {
     CAPTURE(batch);
     CHECK(run({"translate", "--model", model, "--beam", "2", "--scores", "--batch", batch}, lines).out == one.out);

@@ -418,10 +418,11 @@ TEST_CASE("corrupt files: truncated, wrong lengths, not JSON, not safetensors") 
         where +
             "the header length runs past the end of the file (truncated, or not a safetensors file?); "
             "expected at most 62, got 1000");
+  // A text file (an SVG, a corpus) where a checkpoint was expected is named as text, not as a
+  // header length of 2338328219631577204.
   CHECK(read_error(dir, "this is a text file, not a checkpoint") ==
-        where +
-            "the header length runs past the end of the file (truncated, or not a safetensors file?); "
-            "expected at most 29, got 2338328219631577204");
+        where + "not a safetensors file: it starts with text ('this is '); expected a checkpoint, which starts with "
+                "the 8-byte length of its header");
   CHECK(read_error(dir, safetensors_bytes("hello, world", "")) ==
         where + "cannot parse the header: json: expected a value at byte 0, got 'h'");
   CHECK(read_error(dir, safetensors_bytes(R"({"w": {"dtype": "F32",)", "")) ==
