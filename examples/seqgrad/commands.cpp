@@ -217,8 +217,12 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
       const std::string problem = data::text_line_problem(lines[i]);
       check_state(problem.empty(), "seqgrad translate: ", what, first_number + i, ": ", problem);
     }
-    // A sentence of words the model never saw still "translates" (each is <unk>): say so.
+    // A sentence of words the model never saw still "translates" (each is <unk>), and one
+    // longer than the model reads is cut: say so.
     for (size_t i = 0; i < lines.size(); ++i) {
+      if (t->source_is_cut(lines[i]))
+        err << "warning: " << what << first_number + i << ": longer than the model's " << t->config.max_len
+            << " tokens (its --max-decode); only the first " << t->config.max_len << " are translated\n";
       const std::string unknown = unknown_tokens(*t, lines[i]);
       if (!unknown.empty())
         err << "warning: " << what << first_number + i << ": " << unknown

@@ -355,7 +355,18 @@ Data load_data(Settings& s, std::ostream& out) {
   data::EncodedPairs& valid = d.valid;
   valid = t.encode_pairs(valid_pairs);
   // Sentences longer than the model handles (--max-decode) are cut, in validation too: a
-  // Transformer has positions, and the location score weights, for no more.
+  // Transformer has positions, and the location score weights, for no more. Said, with how many.
+  const auto count_cut = [&](const std::vector<data::Pair>& pairs, const data::EncodedPairs& encoded) {
+    int64_t cut = 0;
+    for (size_t i = 0; i < pairs.size(); ++i)
+      cut += t.source_is_cut(pairs[i].source) || static_cast<int64_t>(encoded.tgt[i].size()) > c.max_len;
+    return cut;
+  };
+  const int64_t train_cut = count_cut(train_pairs, train), valid_cut = count_cut(valid_pairs, valid);
+  if (train_cut + valid_cut > 0)
+    out << "note: " << train_cut << " of " << train_pairs.size() << " training and " << valid_cut << " of "
+        << valid_pairs.size() << " validation pairs have a side longer than --max-decode " << c.max_len
+        << " tokens; its first " << c.max_len << " are kept (a larger --max-decode keeps more)\n";
   for (data::EncodedPairs* pairs : {&train, &valid})
     for (auto* side : {&pairs->src, &pairs->tgt})
       for (auto& ids : *side)
@@ -369,6 +380,9 @@ Data load_data(Settings& s, std::ostream& out) {
       << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
 
   d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  if (valid_pairs.size() > d.probe_pairs.size())
+    out << "note: each epoch's exact_match and token_error_rate are over the first " << d.probe_pairs.size() << " of the "
+        << valid_pairs.size() << " validation pairs (valid_loss over all; seqgrad eval scores them all)\n";
   // --batch-tokens must hold the largest pair: checked here, before the run opens any output.
   int64_t largest = 0;  // positions of the largest pair: its longer side, with the target's <bos>
   for (size_t k = 0; k < d.lengths.size(); ++k) largest = std::max({largest, d.lengths[k], d.tgt_lengths[k] + 1});

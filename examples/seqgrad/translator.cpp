@@ -132,6 +132,10 @@ std::vector<std::string> Translator::source_tokens(const std::string& text) cons
   // bpe side would encode a megabyte it then throws away.
   return tokenize_side(text, config.src_tokens, src_bpe, static_cast<size_t>(config.max_len));
 }
+bool Translator::source_is_cut(const std::string& text) const {
+  const size_t max_len = static_cast<size_t>(config.max_len);
+  return tokenize_side(text, config.src_tokens, src_bpe, max_len + 1).size() > max_len;
+}
 std::vector<std::string> Translator::target_tokens(const std::string& text) const {
   return tokenize_side(text, config.tgt_tokens, tgt_bpe);
 }

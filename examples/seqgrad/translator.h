@@ -113,6 +113,8 @@ class Translator {
 
   // A source as the model reads it: its first max_len tokens.
   std::vector<std::string> source_tokens(const std::string& text) const;
+  // Does the source have more than max_len tokens (so that the model reads only the first max_len)?
+  bool source_is_cut(const std::string& text) const;
   std::vector<std::string> target_tokens(const std::string& text) const;
   std::string target_text(const std::vector<int64_t>& ids) const;
   // Sentence pairs as ids, tokenised as this model's sides are.

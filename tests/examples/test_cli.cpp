@@ -1,6 +1,7 @@
 // tests/examples/test_cli.cpp - the seqgrad tool, run in-process: argument errors (one line,
 // exit code 2), help, and a short train -> save -> translate -> eval round trip.
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -419,4 +420,36 @@ TEST_CASE("seqgrad average: the element-wise mean of checkpoints of one model, w
                          "': its seqgrad.config differs; expected checkpoints of one model (one run)\n");
   CHECK(!std::filesystem::exists(dir + "/x.safetensors"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-decode, and how many were cut") {
+  // Pairs longer than the model handles used to be cut without a word, in training and in translate.
+  const std::string model = "build/test_cli_cut.safetensors";
+  const Result r = run({"train", "--task", "copy", "--n", "300", "--min-len", "6", "--max-len", "10", "--max-decode", "8",
+                        "--epochs", "1", "--model", "lstm", "--layers", "1", "--hidden", "8", "--dim", "8", "--threads", "1",
+                        "--out", model});
+  REQUIRE(r.code == 0);
+  int64_t train_cut = -1, train_n = -1, valid_cut = -1, valid_n = -1;
+  const size_t at = r.out.find("note: ");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::sscanf(r.out.c_str() + at, "note: %" SCNd64 " of %" SCNd64 " training and %" SCNd64 " of %" SCNd64,
+                      &train_cut, &train_n, &valid_cut, &valid_n) == 4);
+  CHECK(train_n == 270);
+  CHECK(valid_n == 30);
+  CHECK(train_cut > 0);  // lengths 6 to 10 drawn evenly: about 2 in 5 are over 8
+  CHECK(train_cut < train_n);
+  CHECK(r.out.find(" have a side longer than --max-decode 8 tokens; its first 8 are kept (a larger --max-decode keeps "
+                   "more)\n") != std::string::npos);
+  const Result tr = run({"translate", "--model", model, "a b c", "a b c d e f g h i"});
+  CHECK(tr.code == 0);
+  CHECK(tr.err.rfind("warning: sentence 2: longer than the model's 8 tokens (its --max-decode); only the first 8 are "
+                     "translated\ntranslated 2 sentences in ", 0) == 0);
+  // Each epoch's exact match is over the first 500 validation pairs: said when there are more.
+  const Result many = run({"train", "--task", "copy", "--n", "5100", "--epochs", "1", "--model", "lstm", "--layers", "1",
+                           "--hidden", "8", "--dim", "8", "--threads", "1", "--out", model});
+  REQUIRE(many.code == 0);
+  CHECK(many.out.find("note: each epoch's exact_match and token_error_rate are over the first 500 of the 510 validation "
+                      "pairs (valid_loss over all; seqgrad eval scores them all)\n") != std::string::npos);
+  std::remove(model.c_str());
+  std::remove("build/test_cli_cut.training.svg");
 }
