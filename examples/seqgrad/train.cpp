@@ -130,7 +130,9 @@ std::vector<FlagSpec> train_tool_flags() {
           {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
           {"out", "", "where to write the checkpoint (.safetensors)"},
           {"loss-log", "", "write 'epoch step loss' for every step to this file (appended to when resuming)"},
-          {"resume", "", "continue the run saved by Ctrl-C in MODEL.resume.safetensors, exactly"},
+          {"resume", "", "continue the run saved by Ctrl-C or --minutes in MODEL.resume.safetensors, exactly"},
+          {"init-from", "", "start from this checkpoint's model (its kind, options, vocabularies and weights) with a "
+                            "fresh optimizer and schedule: fine-tune it on new data, or train a finished run on"},
           {"detect-anomaly", "false", "check every op's value and gradient for NaN/Inf and name the first bad op", true}});
 }
 
@@ -161,6 +163,8 @@ struct Settings {
   std::string resume_from;
   TrainProgress progress;  // a fresh run: epoch 1, step 0
   std::map<std::string, std::string> saved_corpora;  // resuming: the corpus fingerprints the run was started on
+  std::string init_from;  // --init-from: the checkpoint whose model this run starts from
+  std::unique_ptr<Translator> init_model;  // ... loaded (load_data takes it)
 };
 
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
@@ -218,6 +222,18 @@ Settings configure(const Args& given) {
   // flag (or defaulted) and checked, and a model flag given to a kind that does not take it is
   // an error, not a flag silently recorded and ignored.
   ModelConfig& c = s.config;
+  s.init_from = a.text("init-from");
+  if (a.given("init-from")) {
+    // The model is the checkpoint's, whole: a flag that would shape another one is refused.
+    std::vector<std::string> shaping{"model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
+    for (const nn::Option& o : model_flags()) shaping.push_back(o.flag_name());
+    for (const std::string& flag : shaping)
+      check(!a.given(flag), "seqgrad train: --", flag, " cannot be given with --init-from, which takes the model (its "
+            "kind, options, vocabularies and weights) from '", s.init_from, "'");
+    // (Resuming such a run, the model is the resume file's, and the --init-from file may be gone.)
+    s.init_model = Translator::load(s.resuming ? s.resume_from : s.init_from);  // checked as translate checks it
+    c = s.init_model->config;
+  } else {
   c.model = a.choice("model", nn::model_names());
   std::vector<nn::Option> taken;
   try {
@@ -240,6 +256,7 @@ Settings configure(const Args& given) {
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
   c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
+  }
   s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
   check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",
         "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
@@ -274,8 +291,11 @@ Settings configure(const Args& given) {
   for (const char* flag : {"train", "valid"})
     if (a.given(flag)) inputs.push_back({cat("--", flag), a.text(flag)});
   if (s.resuming) inputs.push_back({"--resume", s.resume_from});
+  if (a.given("init-from")) inputs.push_back({"--init-from", s.init_from});
   if (a.given("loss-log")) outputs.push_back({"--loss-log", a.text("loss-log")});
-  io::check_no_overlap(inputs, outputs, "seqgrad train", {{"the resume file", "--resume"}});
+  // (A run may write the file it resumes from, or the checkpoint it started from: each is read
+  // whole before anything is written, and written whole, atomically.)
+  io::check_no_overlap(inputs, outputs, "seqgrad train", {{"the resume file", "--resume"}, {"--out", "--init-from"}});
   return s;
 }
 
@@ -327,6 +347,9 @@ Data load_data(Settings& s, std::ostream& out) {
     const std::string differs = first_difference(c, model->config, "its saved flags", "its model");
     check_state(differs.empty(), "seqgrad train: '", s.resume_from, "': the saved flags contradict the model (", differs, ")");
     model->module().train();
+  } else if (!s.init_from.empty()) {
+    model = std::move(s.init_model);  // its vocabularies encode the new data: words it never saw are <unk>
+    model->module().train();
   } else {
     // A bpe side first learns its merges from the training sentences (each side its own):
     // its vocabulary is made of their pieces.
@@ -377,7 +400,16 @@ Data load_data(Settings& s, std::ostream& out) {
   for (auto& ids : train.src)
     if (ids.empty()) ids.push_back(data::Vocab::kUnk);
   out << train.size() << " training pairs, " << valid.size() << " validation pairs; vocabularies " << t.src_vocab.size()
-      << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters\n";
+      << " / " << t.tgt_vocab.size() << "; " << c.model << " with " << t.module().num_parameters() << " parameters"
+      << (s.init_from.empty() || s.resuming ? "" : ", from '" + s.init_from + "'") << "\n";
+  if (!s.init_from.empty() && !s.resuming) {  // new data meets a fixed vocabulary: how much of it is <unk>
+    int64_t tokens = 0, unknown = 0;
+    for (const auto* side : {&train.src, &train.tgt})
+      for (const auto& ids : *side)
+        for (const int64_t id : ids) tokens += 1, unknown += id == data::Vocab::kUnk;
+    out << "note: " << std::fixed << std::setprecision(1) << 100.0 * static_cast<double>(unknown) / std::max<int64_t>(tokens, 1)
+        << "% of the training tokens are not in the model's vocabularies (read as <unk>)\n" << std::defaultfloat;
+  }
 
   d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
   if (valid_pairs.size() > d.probe_pairs.size())
@@ -496,6 +528,7 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     return 128 + interrupt.signal();
   };
   out_of_time = false;
+  std::string time_out_resume;  // where a run out of --minutes is saved to go on from
   for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time; ++epoch) {
     viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
     const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
@@ -547,6 +580,11 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     }
     if (interrupt.requested()) return stop_here(epoch, step, total, bar);
     bar.finish();
+    // Out of time in the middle of an epoch: the run is saved where it stands, before the
+    // validation below, so that --resume goes on from this step exactly (a run out of time at
+    // an epoch's end is saved after its bookkeeping, below).
+    const bool stopped_mid_epoch = out_of_time && step < static_cast<int64_t>(batches.size());
+    if (stopped_mid_epoch) time_out_resume = save_resume_file(epoch, step, total);
     const double vloss = validation_loss(t, d.valid);
     const Scores scores = score(t, d.probe_pairs, 1);
     t.module().train();
@@ -588,7 +626,11 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     progress.epoch = epoch + 1;
     progress.step = 0;
     progress.epoch_loss = 0;
+    if (out_of_time && !stopped_mid_epoch && epoch < s.epochs) time_out_resume = save_resume_file(epoch + 1, 0, 0);
   }
+  if (!time_out_resume.empty())
+    out << "out of time; saved " << time_out_resume << "\ncontinue with: seqgrad train --resume " << time_out_resume
+        << " [--minutes M]\n";
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <malloc.h>  // glibc: mallinfo2
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -222,6 +223,64 @@ TEST_CASE("seqgrad train --batch-tokens: batches by size, the padding share prin
   for (const char* name : {"ref", "cut"})
     for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_tok_", name, ext).c_str());
   std::remove("build/x.log");
+}
+
+TEST_CASE("seqgrad train --minutes: a run out of time leaves a resume file, and --resume goes on bit for bit") {
+  // A run stopped by its time budget used to leave no resume file: it could not be continued.
+  auto run_of = [](const std::string& name) {
+    std::vector<std::string> words = small_run("build/test_min_" + name + ".safetensors", "build/test_min_" + name + ".log", 3);
+    words.insert(words.end(), {"--threads", "1"});
+    return words;
+  };
+  const Result ref = train(run_of("ref"));
+  REQUIRE(ref.code == 0);
+  std::vector<std::string> short_run = run_of("cut");
+  short_run.insert(short_run.end(), {"--minutes", "0.001"});  // 60 ms: some steps of the first epoch
+  const Result cut = train(short_run);
+  INFO(cut.err);
+  REQUIRE(cut.code == 0);
+  const std::string resume = "build/test_min_cut.resume.safetensors";
+  CHECK(cut.out.find("out of time; saved " + resume + "\ncontinue with: seqgrad train --resume " + resume +
+                     " [--minutes M]\n") != std::string::npos);
+  const Result resumed = train({"--resume", resume, "--minutes", "1000", "--loss-log", "build/test_min_cut.log"});
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(read_file("build/test_min_cut.log") == read_file("build/test_min_ref.log"));
+  CHECK(!std::ifstream(resume).good());  // finished: removed
+  for (const char* name : {"ref", "cut"})
+    for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_min_", name, ext).c_str());
+}
+
+TEST_CASE("seqgrad train --init-from: the run starts from the checkpoint's model, with its vocabularies") {
+  const std::string base = "build/test_init_base.safetensors", tuned = "build/test_init_tuned.safetensors";
+  REQUIRE(train(small_run(base, "build/test_init.log", 1)).code == 0);
+  // A learning rate so small that the weights barely move: they must still be the base's.
+  const Result r = train({"--init-from", base, "--task", "reverse", "--n", "200", "--min-len", "2", "--max-len", "5",
+                          "--epochs", "1", "--lr", "1e-7", "--schedule", "constant", "--threads", "1", "--out", tuned});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("transformer with ") != std::string::npos);
+  CHECK(r.out.find(" parameters, from '" + base + "'\n") != std::string::npos);
+  CHECK(r.out.find("note: 0.0% of the training tokens are not in the model's vocabularies (read as <unk>)\n") !=
+        std::string::npos);
+  const auto a = cli::Translator::load(base), b = cli::Translator::load(tuned);
+  CHECK(a->metadata() == b->metadata());
+  const auto pa = a->module().named_parameters(), pb = b->module().named_parameters();
+  REQUIRE(pa.size() == pb.size());
+  double largest = 0;
+  for (size_t i = 0; i < pa.size(); ++i)
+    for (int64_t j = 0; j < pa[i].second.value().numel(); ++j)
+      largest = std::max(largest, static_cast<double>(std::abs(pa[i].second.value().data()[j] - pb[i].second.value().data()[j])));
+  CHECK(largest < 1e-4);  // (Adam moves a weight by about lr per step; a fresh model would differ by ~0.1)
+  // The model is the checkpoint's: a flag that would shape another is refused, naming it.
+  CHECK(train({"--init-from", base, "--task", "copy", "--dim", "16", "--out", tuned}).err ==
+        "error: seqgrad train: --dim cannot be given with --init-from, which takes the model (its kind, options, "
+        "vocabularies and weights) from '" + base + "'\n");
+  // It may write the checkpoint it started from (read whole first, written atomically).
+  CHECK(train({"--init-from", base, "--task", "copy", "--n", "200", "--epochs", "1", "--threads", "1", "--out", base}).code == 0);
+  for (const std::string& f : {base, tuned, std::string("build/test_init.log"), std::string("build/test_init_base.training.svg"),
+                               std::string("build/test_init_tuned.training.svg")})
+    std::remove(f.c_str());
 }
 
 TEST_CASE("seqgrad train: an --out that cannot be written fails before training") {
