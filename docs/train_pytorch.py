@@ -17,18 +17,30 @@ every replica takes the same step. The result is written back as a checkpoint se
 What this is not: seqgrad's batching by length or its random numbers (the batches and dropout
 masks differ, so the losses are not seqgrad's step for step), or more than one machine (for
 that, set MASTER_ADDR to a reachable host and start one process per rank there).
-tests/examples/to_pytorch.sh runs it; chapter 15 (docs/15-where-next.md) walks through it.
+
+Every input is checked before any training, as the seqgrad tool checks its own: a number flag
+out of range, a checkpoint or corpus to_pytorch.py refuses, an --out that could not be written
+(its folder missing or not writable, a directory, a device or a FIFO, or one of the files read),
+each ends with one line on stderr and exit status 2. The result is written all or nothing: a
+failed write (a full disk, a file-size limit) leaves the file that was at --out as it was.
+
+tests/examples/to_pytorch.sh runs it, and tests/examples/pytorch_script_faults.sh feeds it bad
+input; chapter 15 (docs/15-where-next.md) walks through it.
 """
 import argparse
+import math
 import os
 import socket
+import stat
+import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-from to_pytorch import BOS, EOS, PAD, UNK, load_checkpoint, read_tsv, save_checkpoint
+from to_pytorch import BOS, EOS, PAD, UNK, Refused, file_kind, load_checkpoint, read_tsv, refused, save_checkpoint
 
 # ================================================================================================
 # Data: sentence pairs as ids, batches padded as seqgrad's data/batch.cpp pads them
@@ -80,6 +92,14 @@ def validation_loss(model, examples):
     return total / tokens
 
 
+def load_inputs(args):
+    """(model, metadata, training pairs, validation pairs or None), each file checked as it is read."""
+    model, src, tgt, config, metadata = load_checkpoint(args.model)
+    train_set = encode_pairs(read_tsv(args.train), src, tgt, config["max_len"])
+    valid_set = encode_pairs(read_tsv(args.valid), src, tgt, config["max_len"]) if args.valid else None
+    return model, metadata, train_set, valid_set
+
+
 # ================================================================================================
 # Training: the same loop for one process and for each of several
 
@@ -92,9 +112,7 @@ def train(rank, world, args):
     if world > 1:
         dist.init_process_group("gloo", rank=rank, world_size=world)
     say = print if rank == 0 else (lambda *a, **k: None)
-    model, src, tgt, config, metadata = load_checkpoint(args.model)
-    train_set = encode_pairs(read_tsv(args.train), src, tgt, config["max_len"])
-    valid_set = encode_pairs(read_tsv(args.valid), src, tgt, config["max_len"]) if args.valid else None
+    model, metadata, train_set, valid_set = load_inputs(args)
     say(f"loaded {args.model}: {sum(p.numel() for p in model.parameters())} parameters; {len(train_set)} training "
         f"pairs; " + (f"{world} processes (gloo), {args.batch // world} pairs each per step" if world > 1 else
                       f"1 process, {args.batch} pairs per step"))
@@ -155,6 +173,85 @@ def free_port():
         return s.getsockname()[1]
 
 
+# ================================================================================================
+# Checks before any work: the flags' ranges, and the output
+
+# Each whole-number flag's range, lowest and highest (None: no highest). The seed's is seqgrad
+# train's; more processes than 64 on one machine is a slip of the keyboard.
+FLAG_RANGES = {"steps": (1, None), "batch": (1, None), "seed": (0, 2**63 - 1), "log_every": (1, None),
+               "processes": (1, 64)}
+
+
+def check_flags(args):
+    """Every number flag in its range (argparse has refused what is not a number at all): out of
+    range, most would not fail but quietly do nothing (--processes 0, --steps 0) or nonsense
+    (--lr nan)."""
+    for name, (low, high) in FLAG_RANGES.items():
+        value = getattr(args, name)
+        if value < low or (high is not None and value > high):
+            expected = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise Refused(f"--{name.replace('_', '-')}: expected a whole number {expected}, found {value}")
+    for name in ("lr", "clip"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise Refused(f"--{name}: expected a number above 0, found {value}")
+    if not 0 <= args.label_smoothing < 1:  # (false for a NaN too)
+        raise Refused(f"--label-smoothing: expected a number from 0 up to, not including, 1, found {args.label_smoothing}")
+    if args.batch < args.processes:
+        raise Refused(f"--batch: expected at least one pair for each of the {args.processes} processes, found {args.batch}")
+
+
+def check_output(path, inputs):
+    """Refuses an --out that could not be written, before any training: its folder must exist
+    and take a new file, and it must not be a directory, a device or a FIFO, nor any of `inputs`
+    (flag, path) that the run reads (writing the model over itself would lose it on a failure)."""
+    folder = os.path.dirname(path) or "."
+    try:
+        folder_mode = os.stat(folder).st_mode
+    except OSError as e:
+        raise refused(path, f"expected its folder '{folder}' to exist, found none ({e.strerror})") from None
+    if not stat.S_ISDIR(folder_mode):
+        raise refused(path, f"expected its folder '{folder}' to be a directory, found {file_kind(folder_mode)}")
+    try:
+        mine = os.stat(path)
+    except FileNotFoundError:
+        mine = None  # a new name: nothing to compare
+    except OSError as e:
+        raise refused(path, f"cannot look at it: {e.strerror}") from None
+    if mine is not None:
+        if not stat.S_ISREG(mine.st_mode):
+            raise refused(path, f"expected a regular file or a new name to write, found {file_kind(mine.st_mode)}")
+        for flag, other in inputs:
+            try:
+                theirs = os.stat(other) if other else None
+            except OSError:
+                continue  # missing: refused when it is read
+            if theirs and (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino):
+                raise refused(path, f"expected a file other than the {flag} it reads, found the same file")
+    try:  # a file made and removed: the only proof the folder takes one (root passes os.access)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise refused(path, f"cannot create a file in its folder '{folder}': {e.strerror}") from None
+
+
+def run(args):
+    """Checks everything, then trains on one process or several."""
+    check_flags(args)
+    if args.out:
+        check_output(args.out, [("model", args.model), ("--train", args.train), ("--valid", args.valid)])
+    if args.processes == 1:
+        train(0, 1, args)  # its inputs are checked as it loads them, before it trains
+        return
+    load_inputs(args)  # checked here, once, so that a bad one is one line, not a failure in each process
+    # [docs:spawn]
+    # One machine: the processes meet at a free port of this one, and each runs train(rank, ...).
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(free_port())
+    torch.multiprocessing.spawn(train, args=(args.processes, args), nprocs=args.processes)
+    # [docs:end]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="a checkpoint written by `seqgrad train --model transformer`")
@@ -170,16 +267,19 @@ def main():
     parser.add_argument("--processes", type=int, default=1, help="processes, with torch.distributed and gloo (1)")
     parser.add_argument("--out", help="write the trained model here, a checkpoint seqgrad reads")
     args = parser.parse_args()
-    if args.batch < args.processes:
-        parser.error(f"--batch ({args.batch}) must give every one of the {args.processes} processes a pair")
-    if args.processes == 1:
-        train(0, 1, args)
-        return
-    # [docs:spawn]
-    # One machine: the processes meet at a free port of this one, and each runs train(rank, ...).
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(free_port())
-    torch.multiprocessing.spawn(train, args=(args.processes, args), nprocs=args.processes)
-    # [docs:end]
+    try:
+        run(args)
+    except Refused as e:
+        print(f"train_pytorch: {e}", file=sys.stderr)
+        sys.exit(2)
+    except (torch.multiprocessing.ProcessRaisedException, torch.multiprocessing.ProcessExitedException) as e:
+        # One of several processes failed. Its traceback is in e, and the traceback's last line
+        # is the error: for a refusal, "to_pytorch.Refused: MESSAGE".
+        last = str(e).strip().splitlines()[-1]
+        prefix = f"{Refused.__module__}.{Refused.__name__}: "
+        said = last[len(prefix):] if last.startswith(prefix) else last
+        print(f"train_pytorch: a training process failed: {said}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 # checkpoints (space, char and bpe sides; sinusoidal and learned positions) become PyTorch models
 # that translate a held-out file exactly as `seqgrad translate` does, compute seqgrad's validation
 # loss, go on training (one process, and two with torch.distributed and gloo) with the loss
-# falling, and are written back as a checkpoint seqgrad translates with, again as PyTorch does.
+# falling, and are written back as a checkpoint seqgrad translates with, again as PyTorch does;
+# and, through tests/examples/pytorch_script_faults.sh, that both scripts refuse bad input (broken
+# checkpoints, corpora, flags, outputs) with one line and status 2, keeping a good file on a
+# failed write.
 #
 #   sh tests/examples/to_pytorch.sh [BUILD]      (`make test` runs it; BUILD defaults to build)
 #
@@ -55,8 +58,8 @@ checkpoint() {  # NAME TASK SEQGRAD-TRAIN-FLAGS...
 }
 
 # ---- translations: the same tokens, log-probabilities within 1e-4 ----------------------------
-# Besides the held-out file, two sentences with no tokens (a TSV file cannot hold them): seqgrad
-# reads each as one <unk>.
+# Besides the held-out file, two sentences a TSV file cannot hold: "" has no tokens, nor " ▁ " on a
+# bpe side; seqgrad translate leaves the line of such a sentence empty, and so must PyTorch's.
 same_translations() {  # LABEL MODEL HELD-OUT
   if "$PY" docs/to_pytorch.py "$2" "" " ▁ " --data "$3" --seqgrad "$SEQ" --tolerance 1e-4 >"$W/compare.out" 2>&1; then
     echo "to_pytorch: $1: $(tail -1 "$W/compare.out")"
@@ -101,11 +104,14 @@ if [ -f "$W/space.safetensors" ]; then
   if "$PY" - "$W/space.safetensors" "$W/prenorm.safetensors" >"$W/refuse.out" 2>&1 <<'EOF'
 import json, sys
 sys.path.insert(0, "docs")
-from to_pytorch import load_checkpoint, read_safetensors, write_safetensors
+from to_pytorch import Refused, load_checkpoint, read_safetensors, write_safetensors
 tensors, metadata = read_safetensors(sys.argv[1])
 metadata["seqgrad.config"] = json.dumps(dict(json.loads(metadata["seqgrad.config"]), norm_first=True))
 write_safetensors(sys.argv[2], tensors, metadata)
-load_checkpoint(sys.argv[2])
+try:
+    load_checkpoint(sys.argv[2])
+except Refused as e:  # as the script's main() reports it
+    sys.exit(f"to_pytorch: {e}")
 EOF
   then
     fail "a checkpoint with norm_first loaded, instead of being refused"
@@ -114,6 +120,12 @@ EOF
       echo "to_pytorch: refused: $(tail -1 "$W/refuse.out")" || fail "refusing norm_first: $(cat "$W/refuse.out")"
   fi
 fi
+
+# ---- bad input: every fault refused with one line and status 2 (pytorch_script_faults.sh) ------
+# Its own lines are kept in a file; here only its count, and on a failure its failing cases.
+sh tests/examples/pytorch_script_faults.sh "$BUILD" >"$W/faults.out" 2>&1 ||
+  { fail "bad input to the scripts is not all refused as it should be:"; grep -v '^ok - ' "$W/faults.out" >&2; }
+echo "to_pytorch: $(tail -1 "$W/faults.out")"
 
 echo "to_pytorch: $(($(date +%s) - started)) s"
 [ "$failures" -eq 0 ] && echo "to_pytorch: space, char and bpe checkpoints translate, compute their loss and train on in PyTorch"
