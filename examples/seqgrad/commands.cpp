@@ -25,6 +25,7 @@
 #include "io/atomic_file.h"
 #include "io/utf8.h"
 #include "tensor/check.h"
+#include "tensor/thread_pool.h"
 #include "viz/heatmap.h"
 
 namespace seqgrad::cli {
@@ -118,6 +119,17 @@ std::string format_score(double log_prob) {
   return buf;
 }
 
+// The decoding flags translate and eval share: --beam, --length-penalty, --batch, and --threads
+// (set here: the translations are the same for any number).
+TranslateOptions translate_options(const Args& a) {
+  TranslateOptions o;
+  o.beam = a.integer("beam", 1, 64);
+  o.batch = a.integer("batch", 1, kMaxTranslateBatch);
+  o.length_penalty = static_cast<real>(a.number("length-penalty", 0, 10));
+  if (const int64_t threads = a.integer("threads", 0, 256); threads > 0) set_num_threads(static_cast<int>(threads));
+  return o;
+}
+
 // The lines translate reads, as they arrive: a line that has arrived is translated without
 // waiting for the rest, so `seqgrad translate` works typed into, behind a slow pipe, and on
 // endless input (`yes "he eats" | seqgrad translate ... | head -1`) in bounded memory. From
@@ -191,16 +203,37 @@ class InputLines {
 
 int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   Args a("seqgrad translate",
-         "seqgrad translate --model MODEL [--beam K] [--batch N] [--scores] [TEXT ...]   (no TEXT: each line of stdin)",
+         "seqgrad translate --model MODEL [--beam K] [--nbest N] [--sample] [--batch N] [--scores] [TEXT ...]   "
+         "(no TEXT: each line of stdin)",
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"beam", "1", "beam size (1: greedy decoding)"},
+          {"length-penalty", "0.6", "beam search ranks by log P / ((5 + length) / 6)^A (0: by log P alone)"},
+          {"nbest", "1", "print the N best translations of each sentence, best first, each with its log P and a tab "
+                         "(needs --beam N or more)"},
+          {"sample", "false", "draw each translation token by token from the model instead (reproducible with --seed)", true},
+          {"temperature", "1", "--sample: divide the logits by T (below 1: closer to greedy; above: more varied)"},
+          {"top-k", "0", "--sample: draw from the K most likely tokens only (0: all)"},
+          {"seed", "0", "--sample: the random seed (sentence i draws from its own stream of it)"},
           {"batch", std::to_string(kTranslateBatch),
            "sentences decoded at once, at most (from stdin: the lines that have arrived; the same translations for any N)"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores; the same translations for any number)"},
           {"scores", "false", "print log P(translation | source) and a tab before each translation", true}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
-  const int64_t beam = a.integer("beam", 1, 64), batch = a.integer("batch", 1, kMaxTranslateBatch);
+  TranslateOptions options = translate_options(a);
+  options.nbest = a.integer("nbest", 1, 64);
+  options.sample = a.on("sample");
+  options.temperature = static_cast<real>(a.number("temperature", 1e-3, 1e3));
+  options.top_k = a.integer("top-k", 0, 1000000);
+  options.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
+  for (const char* flag : {"temperature", "top-k", "seed"})
+    check(!a.given(flag) || options.sample, "seqgrad translate: --", flag, " is for --sample; give --sample too");
+  check(options.nbest <= options.beam, "seqgrad translate: --nbest ", options.nbest, " needs a beam at least as wide; "
+        "expected --beam ", options.nbest, " or more, got ", options.beam);
+  check(!options.sample || options.beam == 1, "seqgrad translate: --sample draws one translation token by token; "
+        "expected no --beam, got --beam ", options.beam);
+  const bool scores = a.on("scores") || options.nbest > 1;
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const bool from_stdin = a.positional().empty();
   check_state(!from_stdin || &in != &std::cin || !in.bad(), "seqgrad translate: cannot read standard input: it is closed");
@@ -232,20 +265,26 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
     // translate nothing would make something up, and line N of the output must stay line N's.
     std::vector<std::string> sentences;
     std::vector<bool> empty(lines.size());
+    options.streams.clear();
     for (size_t i = 0; i < lines.size(); ++i) {
       empty[i] = t->source_tokens(lines[i]).empty();
-      if (!empty[i]) sentences.push_back(lines[i]);
+      if (!empty[i]) sentences.push_back(lines[i]), options.streams.push_back(first_number + i);
     }
-    std::vector<double> log_probs;
+    std::vector<std::vector<int64_t>> sources;
+    for (const std::string& sentence : sentences) sources.push_back(t->src_vocab.encode(t->source_tokens(sentence)));
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<std::string> translations = t->translate(sentences, beam, &log_probs, batch);
+    const std::vector<std::vector<Candidate>> found = t->candidates(sources, options);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // One line per input line, or --nbest lines per input line (an empty one: as many empty lines).
     for (size_t i = 0, k = 0; i < lines.size(); ++i) {
-      if (!empty[i]) {
-        if (a.on("scores")) out << format_score(log_probs[k]) << "\t";
-        out << translations[k++];
+      for (int64_t n = 0; n < options.nbest; ++n) {
+        if (!empty[i] && n < static_cast<int64_t>(found[k].size())) {
+          if (scores) out << format_score(found[k][static_cast<size_t>(n)].log_prob) << "\t";
+          out << t->target_text(found[k][static_cast<size_t>(n)].ids);
+        }
+        out << "\n";
       }
-      out << "\n";
+      if (!empty[i]) ++k;
     }
     translated += sentences.size();
     flush_output(out, "seqgrad translate");  // each batch as soon as it is done
@@ -261,7 +300,7 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
     for (size_t number = 1; input.next(line, true, number);) {
       lines.assign(1, line);
       if (number == 1) io::strip_byte_order_mark(lines.front());  // an editor's mark, not a word
-      while (static_cast<int64_t>(lines.size()) < batch && input.next(line, false, number + lines.size()))
+      while (static_cast<int64_t>(lines.size()) < options.batch && input.next(line, false, number + lines.size()))
         lines.push_back(line);
       translate_lines(lines, number);
       number += lines.size();
@@ -282,24 +321,26 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
          {{"model", "", "a checkpoint written by seqgrad train"},
           {"data", "", "a TSV file of source<TAB>reference lines"},
           {"beam", "1", "beam size (1: greedy decoding)"},
+          {"length-penalty", "0.6", "beam search ranks by log P / ((5 + length) / 6)^A (0: by log P alone)"},
           {"batch", std::to_string(kTranslateBatch), "sentences decoded at once (the same scores for any N)"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores; the same scores for any number)"},
           {"show", "0", "also print the first N translations beside their references"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model") && a.given("data"), "seqgrad eval: --model MODEL and --data FILE are required");
-  const int64_t beam = a.integer("beam", 1, 64), show = a.integer("show", 0, 1000000);
-  const int64_t batch = a.integer("batch", 1, kMaxTranslateBatch);
+  const TranslateOptions options = translate_options(a);
+  const int64_t show = a.integer("show", 0, 1000000);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));
   if (show > 0) {
     std::vector<std::string> sources;
     for (int64_t i = 0; i < std::min<int64_t>(show, static_cast<int64_t>(pairs.size())); ++i) sources.push_back(pairs[i].source);
-    const std::vector<std::string> hyps = t->translate(sources, beam, nullptr, batch);
+    const std::vector<std::string> hyps = t->translate(sources, options);
     for (size_t i = 0; i < hyps.size(); ++i)
       out << "  " << pairs[i].source << "\n    model:     " << hyps[i] << (hyps[i] == pairs[i].target ? "" : "   (differs)")
           << "\n    reference: " << pairs[i].target << "\n";
   }
-  const Scores s = score(*t, pairs, beam, batch);
+  const Scores s = score(*t, pairs, options);
   out << std::setprecision(4) << "exact_match=" << s.exact << " token_error_rate=" << s.ter << " bleu=" << s.bleu
       << " n=" << pairs.size() << "\n";
   return 0;

@@ -159,10 +159,14 @@ Variable Translator::loss(const data::Batch& b, real label_smoothing) {
   return model_->training_loss(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths, b.tgt_out, opt);
 }
 
-std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
-                                                             std::vector<double>* log_probs, int64_t batch) {
-  check(beam >= 1, "seqgrad translate: expected a beam size >= 1, got ", beam);
-  check(batch >= 1, "seqgrad translate: expected a batch of >= 1 sentences, got ", batch);
+std::vector<std::vector<Candidate>> Translator::candidates(const std::vector<std::vector<int64_t>>& sources,
+                                                           const TranslateOptions& o) {
+  check(o.beam >= 1, "seqgrad translate: expected a beam size >= 1, got ", o.beam);
+  check(o.batch >= 1, "seqgrad translate: expected a batch of >= 1 sentences, got ", o.batch);
+  check(o.nbest >= 1 && o.nbest <= o.beam, "seqgrad translate: --nbest ", o.nbest, " needs a beam at least as wide; "
+        "expected --beam ", o.nbest, " or more, got ", o.beam);
+  check(!o.sample || o.beam == 1, "seqgrad translate: --sample draws one translation token by token; expected --beam 1, "
+        "got ", o.beam);
   module().eval();
   // Each source as the model takes it: an empty line still gets a (short) translation, and a
   // long one is cut to max_len.
@@ -170,6 +174,26 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
   for (auto& s : prepared) {
     if (s.empty()) s.push_back(data::Vocab::kUnk);
     if (static_cast<int64_t>(s.size()) > config.max_len) s.resize(config.max_len);
+  }
+  const auto options = nn::DecodeOptions()
+                           .with_max_len(config.max_len)
+                           .with_beam_size(o.beam)
+                           .with_length_penalty(o.length_penalty)
+                           .with_temperature(o.temperature)
+                           .with_top_k(o.top_k)
+                           .with_keep_search(o.nbest > 1);
+  std::vector<std::vector<Candidate>> out(prepared.size());
+  // Sampling: one sentence at a time, each from its own generator.
+  if (o.sample) {
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      check(o.streams.empty() || o.streams.size() == prepared.size(), "seqgrad translate: expected a stream per "
+            "sentence, got ", o.streams.size(), " for ", prepared.size());
+      Generator generator(o.seed * 1000003ull + (o.streams.empty() ? i : o.streams[i]));
+      const std::vector<int64_t> length{static_cast<int64_t>(prepared[i].size())};
+      const nn::DecodeResult r = nn::sample(*model_, data::pad_sequences({prepared[i]}), length, options, generator);
+      out[i] = {{r.tokens[0], r.log_probs[0], r.log_probs[0]}};
+    }
+    return out;
   }
   // Batches of sentences of similar length waste little work on padding: decode in order of
   // length (ties in input order), `batch` sentences at a time, and put each result back in its
@@ -179,23 +203,53 @@ std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<st
   std::vector<size_t> order(prepared.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prepared[a].size() < prepared[b].size(); });
-  std::vector<std::vector<int64_t>> out(prepared.size());
-  if (log_probs) log_probs->assign(prepared.size(), 0);
-  const auto opt = nn::DecodeOptions().with_max_len(config.max_len).with_beam_size(beam);
-  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch)) {
-    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch));
+  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(o.batch)) {
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(o.batch));
     std::vector<std::vector<int64_t>> chunk;
     std::vector<int64_t> lengths;
     for (size_t i = start; i < end; ++i) {
       chunk.push_back(prepared[order[i]]);
       lengths.push_back(static_cast<int64_t>(chunk.back().size()));
     }
-    const nn::DecodeResult r = nn::decode(*model_, data::pad_sequences(chunk), lengths, opt);  // src (B, S)
+    const nn::DecodeResult r = nn::decode(*model_, data::pad_sequences(chunk), lengths, options);  // src (B, S)
     for (size_t i = start; i < end; ++i) {
-      out[order[i]] = r.tokens[i - start];
-      if (log_probs) (*log_probs)[order[i]] = r.log_probs[i - start];
+      std::vector<Candidate>& mine = out[order[i]];
+      mine.push_back({r.tokens[i - start], r.log_probs[i - start], r.log_probs[i - start]});
+      if (o.nbest == 1) continue;
+      // The n best finished hypotheses the search kept, by its score (the first is the answer).
+      std::vector<const nn::SearchNode*> finished;
+      for (const nn::SearchNode& node : r.search[i - start])
+        if (node.finished) finished.push_back(&node);
+      std::stable_sort(finished.begin(), finished.end(),
+                       [](const nn::SearchNode* a, const nn::SearchNode* b) { return a->score > b->score; });
+      mine.clear();
+      for (size_t k = 0; k < finished.size() && static_cast<int64_t>(k) < o.nbest; ++k)
+        mine.push_back({finished[k]->tokens, finished[k]->log_prob, finished[k]->score});
     }
   }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
+                                                             std::vector<double>* log_probs, int64_t batch) {
+  TranslateOptions o;
+  o.beam = beam;
+  o.batch = batch;
+  const std::vector<std::vector<Candidate>> found = candidates(sources, o);
+  std::vector<std::vector<int64_t>> out;
+  if (log_probs) log_probs->clear();
+  for (const std::vector<Candidate>& c : found) {
+    out.push_back(c[0].ids);
+    if (log_probs) log_probs->push_back(c[0].log_prob);
+  }
+  return out;
+}
+
+std::vector<std::string> Translator::translate(const std::vector<std::string>& sentences, const TranslateOptions& options) {
+  std::vector<std::vector<int64_t>> sources;
+  for (const std::string& s : sentences) sources.push_back(src_vocab.encode(source_tokens(s)));
+  std::vector<std::string> out;
+  for (const std::vector<Candidate>& c : candidates(sources, options)) out.push_back(target_text(c[0].ids));
   return out;
 }
 
@@ -341,6 +395,13 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
 // Scores
 
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch) {
+  TranslateOptions o;
+  o.beam = beam;
+  o.batch = batch;
+  return score(t, pairs, o);
+}
+
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, const TranslateOptions& options) {
   // Scored on the target's tokens, but on words for a bpe target: a wrong word then counts
   // once, however many pieces it has (as BLEU is reported after BPE is undone).
   auto tokens = [&t](const std::string& text) {
@@ -352,7 +413,7 @@ Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, 
     sources.push_back(p.source);
     refs.push_back(tokens(p.target));
   }
-  for (const std::string& h : t.translate(sources, beam, nullptr, batch)) hyps.push_back(tokens(h));
+  for (const std::string& h : t.translate(sources, options)) hyps.push_back(tokens(h));
   return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
 }
 

@@ -84,6 +84,30 @@ struct AttentionView {
   Tensor mean_of_last_layer() const;
 };
 
+// How translate decodes: the flags of seqgrad translate and eval. Beam search (beam > 1) ranks
+// its hypotheses by log P / ((5 + |Y|) / 6)^length_penalty (nn/decoding/decoding.h); sampling
+// draws each token from softmax(logits / temperature), restricted to the top_k most likely
+// (0: all), sentence i from a generator seeded by (seed, streams[i]) (streams empty: i), so what
+// it draws for a sentence depends neither on the batch nor on the sentences around it.
+struct TranslateOptions {
+  int64_t beam = 1;
+  int64_t batch = kTranslateBatch;
+  real length_penalty = real(0.6);
+  int64_t nbest = 1;  // hypotheses per sentence, best first (beam search; at most beam)
+  bool sample = false;
+  real temperature = 1;
+  int64_t top_k = 0;
+  uint64_t seed = 0;
+  std::vector<uint64_t> streams;  // --sample: each sentence's own stream (translate: its line number)
+};
+
+// One translation of a sentence: the output ids, log P(output [+ <eos>] | source), and the
+// score beam search ranked it by (the log-probability itself for greedy decoding and sampling).
+struct Candidate {
+  std::vector<int64_t> ids;
+  double log_prob = 0, score = 0;
+};
+
 class Translator {
  public:
   // The merges are those of the bpe sides (none for the others).
@@ -103,6 +127,12 @@ class Translator {
   std::vector<std::vector<int64_t>> translate_ids(const std::vector<std::vector<int64_t>>& sources, int64_t beam,
                                                   std::vector<double>* log_probs = nullptr,
                                                   int64_t batch = kTranslateBatch);
+  // Every way of decoding: per source, options.nbest candidates (one unless beam search is asked
+  // for more), best first. Sources are cut to max_len tokens; an empty one reads as <unk>.
+  std::vector<std::vector<Candidate>> candidates(const std::vector<std::vector<int64_t>>& sources,
+                                                 const TranslateOptions& options);
+  // Text in, text out: the best candidate of each.
+  std::vector<std::string> translate(const std::vector<std::string>& sentences, const TranslateOptions& options);
   // Text in, text out (and the log-probabilities, as translate_ids).
   std::vector<std::string> translate(const std::vector<std::string>& sentences, int64_t beam,
                                      std::vector<double>* log_probs = nullptr, int64_t batch = kTranslateBatch);
@@ -149,6 +179,7 @@ class Translator {
 struct Scores {
   double exact = 0, ter = 0, bleu = 0;
 };
+Scores score(Translator& t, const std::vector<data::Pair>& pairs, const TranslateOptions& options);
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch = kTranslateBatch);
 
 }  // namespace seqgrad::cli

@@ -453,3 +453,50 @@ TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-
   std::remove(model.c_str());
   std::remove("build/test_cli_cut.training.svg");
 }
+
+TEST_CASE("seqgrad translate --nbest, --sample, --length-penalty, --threads: each as a fairseq user expects") {
+  const std::string model = "build/test_cli_decoding.safetensors";
+  REQUIRE(run({"train", "--task", "en-zh", "--n", "1500", "--epochs", "2", "--model", "transformer", "--layers", "1", "--dim",
+               "32", "--heads", "2", "--ffn", "64", "--threads", "1", "--seed", "2", "--out", model})
+              .code == 0);
+  const std::string input = "billy eats a banana\n\nanna reads\n";
+  auto lines_of = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::string line;
+    for (std::istringstream in(text); std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  // --nbest 3: three lines per input line (an empty one: three empty lines), each "log P<TAB>text",
+  // the first of them beam search's answer.
+  const Result best = run({"translate", "--model", model, "--beam", "4", "--scores"}, input);
+  const Result three = run({"translate", "--model", model, "--beam", "4", "--nbest", "3"}, input);
+  REQUIRE(three.code == 0);
+  const std::vector<std::string> b = lines_of(best.out), n = lines_of(three.out);
+  REQUIRE(b.size() == 3);
+  REQUIRE(n.size() == 9);
+  CHECK(n[0] == b[0]);
+  CHECK(n[6] == b[2]);
+  for (const int i : {3, 4, 5}) CHECK(n[static_cast<size_t>(i)].empty());
+  for (const int i : {0, 1, 2, 6, 7, 8}) CHECK(n[static_cast<size_t>(i)].find('\t') != std::string::npos);
+  CHECK(n[1] != n[0]);
+  // --sample: reproducible from --seed, the same for any --batch, and --top-k 1 is greedy decoding.
+  const Result s1 = run({"translate", "--model", model, "--sample", "--seed", "5", "--batch", "1"}, input);
+  CHECK(s1.code == 0);
+  CHECK(run({"translate", "--model", model, "--sample", "--seed", "5", "--batch", "64"}, input).out == s1.out);
+  CHECK(run({"translate", "--model", model, "--sample", "--seed", "5", "--top-k", "1"}, input).out ==
+        run({"translate", "--model", model}, input).out);
+  // The same translations on any number of threads, and --length-penalty reaches beam search.
+  CHECK(run({"translate", "--model", model, "--beam", "4", "--threads", "1"}, input).out ==
+        run({"translate", "--model", model, "--beam", "4", "--threads", "2"}, input).out);
+  CHECK(run({"translate", "--model", model, "--beam", "4", "--length-penalty", "0"}, input).code == 0);
+  CHECK(run({"eval", "--model", model, "--data", "build/test_cli_decoding.tsv"}).code == 2);  // (no such file)
+  // Refusals, each one line.
+  CHECK(run({"translate", "--model", model, "--nbest", "3", "a"}).err ==
+        "error: seqgrad translate: --nbest 3 needs a beam at least as wide; expected --beam 3 or more, got 1\n");
+  CHECK(run({"translate", "--model", model, "--seed", "3", "a"}).err ==
+        "error: seqgrad translate: --seed is for --sample; give --sample too\n");
+  CHECK(run({"translate", "--model", model, "--sample", "--beam", "2", "a"}).err ==
+        "error: seqgrad translate: --sample draws one translation token by token; expected no --beam, got --beam 2\n");
+  std::remove(model.c_str());
+  std::remove("build/test_cli_decoding.training.svg");
+}
