@@ -104,6 +104,8 @@ void save_resume_checkpoint(const std::string& path, const Translator& t, nn::Op
   state.set("epoch_loss", progress.epoch_loss).set("warmup_steps", progress.warmup_steps);
   // JSON has no infinity: no validation yet is written as null.
   state.set("best_valid", std::isfinite(progress.best_valid) ? io::Json(progress.best_valid) : io::Json());
+  state.set("best_score", std::isfinite(progress.best_score) ? io::Json(progress.best_score) : io::Json());
+  state.set("bad_validations", progress.bad_validations);
   state.set("epochs", numbers(progress.epochs)).set("train_loss", numbers(progress.train_loss));
   state.set("valid_loss", numbers(progress.valid_loss)).set("exact_match", numbers(progress.exact_match));
   if (!progress.corpora.empty()) {
@@ -158,6 +160,10 @@ TrainProgress parse_progress(const std::string& text, const std::string& path) {
                                             : *std::min_element(p.valid_loss.begin(), p.valid_loss.end());
   check_state(p.best_valid == least, "seqgrad train: '", path, "': the training state's 'best_valid' must be the least ",
               "of its 'valid_loss' (", std::isinf(least) ? "null" : cat(least), ")");
+  // (Absent from files saved before --best-by and --patience: those chose by the loss alone.)
+  if (const io::Json* best = state.find("best_score"); best && !best->is_null()) p.best_score = r.number("best_score");
+  else if (std::isfinite(p.best_valid)) p.best_score = p.best_valid;
+  if (state.find("bad_validations")) p.bad_validations = r.integer("bad_validations", 0, kMaxStepsPerEpoch);
   if (const io::Json* corpora = state.find("corpora")) {  // (absent from files saved before it existed)
     check_state(corpora->is_object(), "seqgrad train: '", path, "': the training state's 'corpora' must be an object");
     for (const auto& [flag, fingerprint] : corpora->as_object()) {

@@ -26,10 +26,10 @@ namespace seqgrad::cli {
 
 // The largest values a real run can save, so that a resume file claiming more is refused: the
 // range of --epochs, more batches than any corpus gives, and the longest learning-rate warm-up
-// seqgrad train starts (100 steps).
+// seqgrad train starts (the range of --warmup).
 constexpr int64_t kMaxEpochs = 100000;
 constexpr int64_t kMaxStepsPerEpoch = int64_t(1) << 40;
-constexpr int64_t kMaxWarmupSteps = 100;
+constexpr int64_t kMaxWarmupSteps = 10000000;
 
 // Where a run stands between two steps.
 struct TrainProgress {
@@ -37,7 +37,12 @@ struct TrainProgress {
   int64_t epoch = 1;                         // the epoch in progress
   int64_t step = 0;                          // batches of it already trained
   double epoch_loss = 0;                     // the sum of their losses
-  double best_valid = std::numeric_limits<double>::infinity();
+  double best_valid = std::numeric_limits<double>::infinity();  // the least of valid_loss
+  // The best validation so far by --best-by (loss: the least; bleu, exact: the greatest), counting
+  // the validations of --valid-every too, and how many validations since have not beaten it
+  // (--patience). NaN: no validation yet. (Files saved before these existed chose by loss alone.)
+  double best_score = std::numeric_limits<double>::quiet_NaN();
+  int64_t bad_validations = 0;
   int64_t warmup_steps = 1;                  // the learning-rate warm-up the run started with
   std::vector<double> epochs, train_loss, valid_loss, exact_match;  // the curves, one per epoch
   // The corpus files the run read, by flag ("train", "valid"): "BYTES FNV1A64-HEX" of each, so a

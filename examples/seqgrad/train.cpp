@@ -118,6 +118,15 @@ std::vector<FlagSpec> train_tool_flags() {
           {"schedule", "warmup", "learning rate over the run (the warm-up: the first 100 steps, or 10% of a short run; "
                                  "noam's d_model is --dim): " + registry_help(nn::schedules())},
           {"clip", "1", "scale the gradients down to this global norm when they exceed it (0: never)"},
+          {"warmup", "", "learning-rate warm-up steps (default: 100, or 10% of a short run)"},
+          {"accumulate", "1", "sum the gradients of N batches before each step (fairseq's --update-freq): the step of "
+                              "a batch N times larger, in the memory of one"},
+          {"valid-every", "0", "also validate every N optimizer steps, not only after each epoch (0: after each epoch only)"},
+          {"best-by", "loss", "which validation number chooses the checkpoint saved to --out: loss (the least), bleu or "
+                              "exact (the greatest)"},
+          {"patience", "0", "stop once K validations in a row have not beaten the best (0: never stop early)"},
+          {"keep-last", "0", "also save each epoch's model as MODEL.epochN.safetensors, keeping the last K (for "
+                             "seqgrad average)"},
           {"label-smoothing", "0", "label smoothing epsilon"},
           {"seed", "0", "random seed"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
@@ -157,6 +166,9 @@ struct Settings {
   double minutes = 0;  // 0: no time budget
   real lr = 0, smoothing = 0, clip = 0;
   std::string optimizer, schedule;
+  int64_t warmup = 0;                                // --warmup (0: the default rule)
+  int64_t accumulate = 1, valid_every = 0, patience = 0, keep_last = 0;
+  std::string best_by = "loss";
   uint64_t seed = 0;
   std::string out_path;
   bool resuming = false;
@@ -271,6 +283,12 @@ Settings configure(const Args& given) {
   s.optimizer = a.choice("optimizer", nn::optimizers().names());
   s.schedule = a.choice("schedule", nn::schedules().names());
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
+  s.warmup = a.given("warmup") ? a.integer("warmup", 1, kMaxWarmupSteps) : 0;
+  s.accumulate = a.integer("accumulate", 1, 1 << 20);
+  s.valid_every = a.integer("valid-every", 0, kMaxStepsPerEpoch);
+  s.best_by = a.choice("best-by", {"loss", "bleu", "exact"});
+  s.patience = a.integer("patience", 0, 1000000);
+  s.keep_last = a.integer("keep-last", 0, 1000000);
   // The cosine schedule is planned over the run's --epochs: other epochs on resume would bend it.
   check(!s.resuming || s.schedule != "cosine" || a.text("epochs") == saved_epochs, "seqgrad train: --epochs cannot "
         "change when resuming a --schedule cosine run: its learning rate falls to 0 over the ", saved_epochs,
@@ -284,6 +302,7 @@ Settings configure(const Args& given) {
   io::check_writable(s.out_path, "seqgrad train: --out");
   io::check_writable(svg_path_for(s.out_path), "seqgrad train: the loss plot");
   io::check_writable(resume_path_for(s.out_path), "seqgrad train: the resume file");
+  if (s.keep_last > 0) io::check_writable(epoch_path_for(s.out_path, 1), "seqgrad train: --keep-last");
   // ... and none of them may be a file the run reads, or another of them.
   std::vector<io::NamedPath> inputs, outputs{{"--out", s.out_path},
                                              {"the loss plot", svg_path_for(s.out_path)},
@@ -486,8 +505,11 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
       << std::defaultfloat;
   const std::unique_ptr<nn::Optimizer> optimizer = nn::make_optimizer(s.optimizer, t.module().parameters(), s.lr);
   nn::Optimizer& opt = *optimizer;
-  if (!s.resuming) progress.warmup_steps = std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * batches_per_epoch / 10));
-  const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * batches_per_epoch);
+  // With --accumulate N, an optimizer step takes N batches (the epoch's last step what is left).
+  const int64_t steps_per_epoch = (batches_per_epoch + s.accumulate - 1) / s.accumulate;
+  if (!s.resuming)
+    progress.warmup_steps = s.warmup > 0 ? s.warmup : std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * steps_per_epoch / 10));
+  const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * steps_per_epoch);
   if (s.resuming) {
     resume_optimizer_and_rng(s.resume_from, opt, t);
     // Where the file says the run stopped must fit this run's data (the same data, rebuilt
@@ -527,50 +549,129 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
         << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
     return 128 + interrupt.signal();
   };
+  // The checkpoint at --out: saved when a validation beats the best so far by --best-by. If it
+  // cannot be written after hours of training (the disk filled, the folder's permissions
+  // changed: everything was checked before the run, but not everything stays so), the run is not
+  // lost: it is saved as a resume file (at `epoch`, `step`), beside --out or else in the temporary
+  // folder, with the model in it too (translate and eval read a resume file). Then the error
+  // says where it went.
+  auto save_best = [&](int64_t epoch, int64_t step, double total) {
+    try {
+      t.save(out_path);
+    } catch (const std::exception& e) {
+      std::string kept;
+      for (const std::string& path : {resume_path_for(out_path), fallback_resume_path(out_path)}) {
+        try {
+          kept = save_resume_file_at(path, epoch, step, total);
+          break;
+        } catch (const std::exception&) {
+          // (the next place, or the error below)
+        }
+      }
+      if (kept.empty())
+        throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; nor the run's "
+                                     "resume file, beside it or in ", fallback_resume_path(out_path)));
+      throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; the run at epoch ",
+                                   epoch, ", step ", step, " is saved in '", kept, "' (the model too: translate and eval "
+                                   "read it); continue with: seqgrad train --resume ", kept, " --out ANOTHER_FILE"));
+    }
+  };
+  // A validation: the loss over every validation pair, and how well the first 500 translate.
+  struct Validation {
+    double loss;
+    Scores scores;
+  };
+  auto validate = [&] {
+    const double vloss = validation_loss(t, d.valid);
+    const Scores scores = score(t, d.probe_pairs, 1);
+    t.module().train();
+    return Validation{vloss, scores};
+  };
+  // Does it beat the best so far by --best-by? If so it is the new best and the checkpoint is
+  // saved (a run that cannot save stops with the error above, its resume file at `epoch`, `step`)
+  // and the answer is true; if not, one more validation counts against --patience.
+  auto consider = [&](const Validation& v, int64_t epoch, int64_t step, double total) {
+    const double value = s.best_by == "loss" ? v.loss : s.best_by == "bleu" ? v.scores.bleu : v.scores.exact;
+    const bool better = std::isnan(progress.best_score) ||
+                        (s.best_by == "loss" ? value < progress.best_score : value > progress.best_score);
+    if (!better) {
+      ++progress.bad_validations;
+      return false;
+    }
+    progress.best_score = value;
+    progress.bad_validations = 0;
+    save_best(epoch, step, total);
+    return true;
+  };
+  auto out_of_patience = [&] { return s.patience > 0 && progress.bad_validations >= s.patience; };
+
   out_of_time = false;
+  bool stopped_early = false;   // --patience ran out
   std::string time_out_resume;  // where a run out of --minutes is saved to go on from
-  for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time; ++epoch) {
+  for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time && !stopped_early; ++epoch) {
     viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
     const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
     double total = continued ? progress.epoch_loss : 0;
     int64_t step = continued ? progress.step : 0;
     const auto batches = epoch_batches(epoch);
-    while (step < static_cast<int64_t>(batches.size())) {
+    const int64_t n_batches = static_cast<int64_t>(batches.size());
+    while (step < n_batches) {
       if (interrupt.requested()) return stop_here(epoch, step, total, bar);
-      const std::vector<size_t>& idx = batches[static_cast<size_t>(step)];
       // [docs:train_step]
-      const data::Batch b = train.batch(idx);
-      Variable loss = t.loss(b, s.smoothing);
+      // One optimizer step: the gradients of the next --accumulate batches, summed (each loss
+      // divided by their number, so the step is that of their mean), then clipped and applied.
+      const int64_t group = std::min(s.accumulate, n_batches - step);
       opt.zero_grad();
-      loss.backward();
+      double group_loss = 0;
+      for (int64_t k = 0; k < group; ++k) {
+        const data::Batch b = train.batch(batches[static_cast<size_t>(step)]);
+        Variable loss = t.loss(b, s.smoothing);
+        if (group > 1) (loss * (real(1) / static_cast<real>(group))).backward();
+        else loss.backward();
+        const real l = loss.item();
+        total += l;
+        group_loss += l;
+        int64_t tokens = 0;
+        for (int64_t n : b.tgt_lengths) tokens += n;
+        bar.update(++step, {{"loss", l}}, tokens);
+        // A loss that is not a number will not become one again: stop, and say where and why,
+        // before a NaN model is validated or saved (the last checkpoint saved stays as it was).
+        if (!std::isfinite(l)) {
+          std::error_code ec;
+          const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
+                                                                          : std::string("no checkpoint was saved");
+          check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
+                      step, " of epoch ", epoch,
+                      ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ", s.lr,
+                      "), or --detect-anomaly to find the op that first made a NaN or an infinity");
+        }
+      }
       if (s.clip > 0) nn::clip_grad_norm(t.module().parameters(), s.clip);
       opt.step();
       if (schedule) schedule->step();
-      total += loss.item();
-      int64_t tokens = 0;
-      for (int64_t n : b.tgt_lengths) tokens += n;
-      bar.update(++step, {{"loss", loss.item()}}, tokens);
       // [docs:end]
-      // A loss that is not a number will not become one again: stop, and say where and why,
-      // before a NaN model is validated or saved (the last checkpoint saved stays as it was).
-      if (const real l = loss.item(); !std::isfinite(l)) {
-        std::error_code ec;
-        const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
-                                                                        : std::string("no checkpoint was saved");
-        check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
-                    step, " of epoch ", epoch,
-                    ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ", s.lr,
-                    "), or --detect-anomaly to find the op that first made a NaN or an infinity");
-      }
       if (loss_log.is_open()) {
         std::ostringstream line;
         line << std::setprecision(std::numeric_limits<real>::max_digits10) << epoch << ' ' << opt.steps_taken() << ' '
-             << loss.item() << '\n';
+             << (group > 1 ? group_loss / static_cast<double>(group) : group_loss) << '\n';
         if (!loss_log.write(line.str())) {  // hours of training are not lost to a full log disk: save, then say so
           const std::string reason = errno ? std::strerror(errno) : "write error";
           const std::string path = save_resume_file(epoch, step, total);
           check_state(false, "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", reason, "; saved ", path,
                       " (continue with: seqgrad train --resume ", path, " --loss-log ANOTHER_FILE)");
+        }
+      }
+      // --valid-every: a validation between epochs' (the epoch's last step validates below).
+      if (s.valid_every > 0 && opt.steps_taken() % s.valid_every == 0 && step < n_batches) {
+        const Validation v = validate();
+        char line[160];
+        std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f exact_match=%.3f bleu=%.2f",
+                      static_cast<long long>(opt.steps_taken()), v.loss, v.scores.exact, v.scores.bleu);
+        bar.print(line);
+        if (consider(v, epoch, step, total)) bar.print("saved " + out_path);
+        if (out_of_patience()) {
+          stopped_early = true;
+          break;
         }
       }
       if (s.minutes > 0 && elapsed_minutes() >= s.minutes) {
@@ -580,54 +681,39 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     }
     if (interrupt.requested()) return stop_here(epoch, step, total, bar);
     bar.finish();
+    if (stopped_early) break;
     // Out of time in the middle of an epoch: the run is saved where it stands, before the
     // validation below, so that --resume goes on from this step exactly (a run out of time at
     // an epoch's end is saved after its bookkeeping, below).
-    const bool stopped_mid_epoch = out_of_time && step < static_cast<int64_t>(batches.size());
+    const bool stopped_mid_epoch = out_of_time && step < n_batches;
     if (stopped_mid_epoch) time_out_resume = save_resume_file(epoch, step, total);
-    const double vloss = validation_loss(t, d.valid);
-    const Scores scores = score(t, d.probe_pairs, 1);
-    t.module().train();
+    const Validation v = validate();
     out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
-        << " valid_loss=" << vloss << " exact_match=" << std::setprecision(3) << scores.exact << " token_error_rate=" << scores.ter
-        << (out_of_time ? " (time budget reached)" : "") << "\n";
+        << " valid_loss=" << v.loss << " exact_match=" << std::setprecision(3) << v.scores.exact
+        << " token_error_rate=" << v.scores.ter << (out_of_time ? " (time budget reached)" : "") << "\n"
+        << std::defaultfloat;
     progress.epochs.push_back(static_cast<double>(epoch));
     progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
-    progress.valid_loss.push_back(vloss);
-    progress.exact_match.push_back(scores.exact);
-    if (vloss < progress.best_valid) {
-      progress.best_valid = vloss;
-      try {
-        t.save(out_path);
-      } catch (const std::exception& e) {
-        // The checkpoint could not be written after an epoch of training (the disk filled, the
-        // folder's permissions changed: everything was checked before the run, but not
-        // everything stays so). The run is not lost: it is saved as a resume file, finished with
-        // this epoch, beside --out or else in the temporary folder, and the model is in it too
-        // (translate and eval read a resume file). Then the error says where it went.
-        std::string kept;
-        for (const std::string& path : {resume_path_for(out_path), fallback_resume_path(out_path)}) {
-          try {
-            kept = save_resume_file_at(path, epoch + 1, 0, 0);
-            break;
-          } catch (const std::exception&) {
-            // (the next place, or the error below)
-          }
-        }
-        if (kept.empty())
-          throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; nor the run's "
-                                       "resume file, beside it or in ", fallback_resume_path(out_path)));
-        throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; the run after "
-                                     "epoch ", epoch, " is saved in '", kept, "' (the model too: translate and eval "
-                                     "read it); continue with: seqgrad train --resume ", kept, " --out ANOTHER_FILE"));
-      }
-      out << "saved " << out_path << "\n";
+    progress.valid_loss.push_back(v.loss);
+    progress.exact_match.push_back(v.scores.exact);
+    progress.best_valid = std::min(progress.best_valid, v.loss);
+    if (consider(v, epoch + 1, 0, 0)) out << "saved " << out_path << "\n";
+    if (out_of_patience()) stopped_early = true;
+    // --keep-last K: this epoch's model too, and the file K epochs older goes.
+    if (s.keep_last > 0) {
+      t.save(epoch_path_for(out_path, epoch));
+      out << "saved " << epoch_path_for(out_path, epoch) << "\n";
+      if (epoch > s.keep_last && std::remove(epoch_path_for(out_path, epoch - s.keep_last).c_str()) == 0)
+        out << "removed " << epoch_path_for(out_path, epoch - s.keep_last) << "\n";
     }
     progress.epoch = epoch + 1;
     progress.step = 0;
     progress.epoch_loss = 0;
     if (out_of_time && !stopped_mid_epoch && epoch < s.epochs) time_out_resume = save_resume_file(epoch + 1, 0, 0);
   }
+  if (stopped_early)
+    out << "stopping early: the best " << s.best_by << " (" << progress.best_score << ") has not been beaten in "
+        << s.patience << " validations (--patience " << s.patience << ")\n";
   if (!time_out_resume.empty())
     out << "out of time; saved " << time_out_resume << "\ncontinue with: seqgrad train --resume " << time_out_resume
         << " [--minutes M]\n";
@@ -660,6 +746,9 @@ void finish(const Settings& s, bool out_of_time, std::ostream& out) {
 }  // namespace
 
 std::string svg_path_for(const std::string& checkpoint) { return io::sibling_path(checkpoint, ".training.svg"); }
+std::string epoch_path_for(const std::string& checkpoint, int64_t epoch) {
+  return io::sibling_path(checkpoint, ".epoch" + std::to_string(epoch) + ".safetensors");
+}
 
 int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   Args given = train_flags();

@@ -21,6 +21,8 @@ std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed);
 
 // "runs/m.safetensors" -> "runs/m.training.svg": where train draws its loss curves.
 std::string svg_path_for(const std::string& checkpoint);
+// "runs/m.safetensors", 3 -> "runs/m.epoch3.safetensors": an epoch's model, with --keep-last.
+std::string epoch_path_for(const std::string& checkpoint, int64_t epoch);
 
 // `seqgrad train WORDS...`: 0 when finished, 128 + n when signal n stopped it (after saving a
 // resume file); errors are exceptions (commands.h turns them into one line and exit code 2).

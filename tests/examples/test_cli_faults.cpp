@@ -159,7 +159,7 @@ TEST_CASE("seqgrad train --resume: a damaged or edited resume file is refused, n
   refused("the training state's 'epoch_loss' (" + cat(cli::read_progress(good).epoch_loss) +
           ") must be 0 at 'step' 0: it is the sum of the losses of the epoch's steps so far");
   edit_json_entry(good, bad, state, "warmup_steps", "0");
-  refused("the training state's 'warmup_steps' must be a whole number from 1 to 100, got 0");
+  refused("the training state's 'warmup_steps' must be a whole number from 1 to 10000000, got 0");
   edit_json_entry(good, bad, state, "rng", "");
   refused("the training state has no 'rng'");
   edit_json_entry(good, bad, state, "corpora", "[1]");

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "examples/seqgrad/commands.h"
+#include "examples/seqgrad/resume.h"
 #include "examples/seqgrad/translator.h"
 #include "io/json.h"
 #include "io/safetensors.h"
@@ -249,6 +250,60 @@ TEST_CASE("seqgrad train --minutes: a run out of time leaves a resume file, and 
   CHECK(!std::ifstream(resume).good());  // finished: removed
   for (const char* name : {"ref", "cut"})
     for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_min_", name, ext).c_str());
+}
+
+TEST_CASE("seqgrad train --accumulate, --warmup, --valid-every, --best-by, --patience, --keep-last: each resumed bit for bit") {
+  // The trainer a fairseq user expects: each changes what the run does, and Ctrl-C and --resume
+  // still continue it exactly (the patience count and the best score travel in the resume file).
+  auto run_of = [](const std::string& name) {
+    std::vector<std::string> words = small_run("build/test_fs_" + name + ".safetensors", "build/test_fs_" + name + ".log", 4);
+    words.insert(words.end(), {"--threads", "1", "--accumulate", "2", "--warmup", "7", "--valid-every", "5", "--best-by",
+                               "bleu", "--patience", "50", "--keep-last", "2"});
+    return words;
+  };
+  const Result ref = train(run_of("ref"));
+  INFO(ref.err);
+  REQUIRE(ref.code == 0);
+  // 23 batches an epoch in steps of 2: 12 optimizer steps, the last of one batch; a log line per step.
+  std::istringstream log(read_file("build/test_fs_ref.log"));
+  int lines = 0;
+  for (std::string line; std::getline(log, line);) ++lines;
+  CHECK(lines == 4 * 12);
+  CHECK(ref.out.find("step 5: valid_loss=") != std::string::npos);
+  CHECK(ref.out.find("step 10: valid_loss=") != std::string::npos);
+  CHECK(ref.out.find("removed build/test_fs_ref.epoch2.safetensors\n") != std::string::npos);
+  CHECK(!std::ifstream("build/test_fs_ref.epoch2.safetensors").good());
+  CHECK(std::ifstream("build/test_fs_ref.epoch3.safetensors").good());
+  CHECK(std::ifstream("build/test_fs_ref.epoch4.safetensors").good());
+  CHECK(train({"--resume", "build/none.resume.safetensors"}).code == 2);  // (nothing to resume: no crash)
+
+  const Result stopped = train(run_of("cut"), "epoch 3 ");
+  REQUIRE(stopped.code == 130);
+  CHECK(cli::read_progress("build/test_fs_cut.resume.safetensors").warmup_steps == 7);
+  const Result resumed = train({"--resume", "build/test_fs_cut.resume.safetensors", "--loss-log", "build/test_fs_cut.log"});
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(read_file("build/test_fs_cut.log") == read_file("build/test_fs_ref.log"));
+  CHECK(read_file("build/test_fs_cut.safetensors") == read_file("build/test_fs_ref.safetensors"));
+  // The last two epochs' models average into one that loads.
+  CHECK(run({"average", "--out", "build/test_fs_avg.safetensors", "build/test_fs_ref.epoch3.safetensors",
+             "build/test_fs_ref.epoch4.safetensors"}).code == 0);
+
+  // --patience 1 with --best-by exact on a run that cannot reach exact matches yet: it stops
+  // after the second validation that does not beat the first.
+  std::vector<std::string> impatient = small_run("build/test_fs_p.safetensors", "build/test_fs_p.log", 20);
+  impatient.insert(impatient.end(), {"--threads", "1", "--lr", "1e-6", "--best-by", "exact", "--patience", "1"});
+  const Result early = train(impatient);
+  REQUIRE(early.code == 0);
+  CHECK(early.out.find("stopping early: the best exact (0) has not been beaten in 1 validations (--patience 1)\n") !=
+        std::string::npos);
+  CHECK(early.out.find("epoch 3:") == std::string::npos);
+  CHECK(train({"--task", "copy", "--out", "build/x.safetensors", "--best-by", "accuracy"}).err ==
+        "error: seqgrad train: --best-by expects one of loss, bleu, exact, got 'accuracy'\n");
+  for (const char* name : {"ref", "cut", "p", "avg"})
+    for (const char* ext : {".safetensors", ".log", ".training.svg", ".epoch1.safetensors", ".epoch2.safetensors",
+                            ".epoch3.safetensors", ".epoch4.safetensors"})
+      std::remove(cat("build/test_fs_", name, ext).c_str());
 }
 
 TEST_CASE("seqgrad train --init-from: the run starts from the checkpoint's model, with its vocabularies") {
