@@ -65,6 +65,8 @@
 
 #include "data/batch.h"
 #include "data/bpe.h"
+#include "data/corpus.h"
+#include "data/gettext.h"
 #include "data/images.h"
 #include "data/metrics.h"
 #include "data/memory_tasks.h"

@@ -17,6 +17,7 @@
 #include <unistd.h>    // POSIX: STDOUT_FILENO
 
 #include "data/corpus.h"
+#include "data/gettext.h"
 #include "data/tasks.h"
 #include "examples/common/args.h"
 #include "examples/seqgrad/pictures.h"
@@ -68,18 +69,59 @@ const char* kUsage =
 // ================================================================================================
 // seqgrad data
 
-int cmd_data(const std::vector<std::string>& words, std::ostream& out) {
-  Args a("seqgrad data", "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]",
+// seqgrad data --from-catalogs DIR --lang L [--part P]: a real corpus from the system's message
+// translations (data/gettext.h), English source, L target, one pair per line; whole programs go
+// to train, valid or test, so a test program's messages are never seen in training. What was
+// read and left out goes to stderr.
+int data_from_catalogs(const Args& a, std::ostream& out, std::ostream& err) {
+  for (const char* flag : {"task", "n", "min-len", "max-len", "seed", "exclude"})
+    check(!a.given(flag), "seqgrad data: --", flag, " is for --task; --from-catalogs reads its pairs");
+  check(a.given("lang"), "seqgrad data: --from-catalogs needs --lang (the target language: zh_CN, fr, de, ...)");
+  const std::string part = a.choice("part", {"all", "train", "valid", "test"});
+  const data::LocaleCatalogs c = data::read_locale_catalogs(a.text("from-catalogs"), a.text("lang"));
+  std::map<std::string, std::pair<int64_t, int64_t>> parts;  // part -> (programs, pairs)
+  std::vector<data::Pair> kept;
+  for (const data::ProgramPairs& p : c.programs) {
+    const std::string its = data::program_part(p.program);
+    parts[its].first += 1;
+    parts[its].second += static_cast<int64_t>(p.pairs.size());
+    if (part == "all" || part == its) kept.insert(kept.end(), p.pairs.begin(), p.pairs.end());
+  }
+  const data::CatalogDrops& d = c.dropped;
+  err << c.programs.size() << " catalogs (" << c.skipped_catalogs << " skipped: not UTF-8), " << c.entries
+      << " messages: " << c.entries - d.total() << " pairs kept; left out " << d.duplicates << " repeated sources, "
+      << d.identical << " identical to their source, " << d.plural << " with plurals, " << d.header << " headers, "
+      << d.untranslated << " untranslated, " << d.empty + d.control + d.not_utf8 + d.too_long + d.wrong_charset
+      << " other\n";
+  for (const char* name : {"train", "valid", "test"})
+    err << "  " << name << ": " << parts[name].second << " pairs from " << parts[name].first << " program" << (parts[name].first == 1 ? "" : "s") << "\n";
+  data::write_tsv(out, kept);
+  err << "wrote " << kept.size() << " pairs (" << part << ")\n";
+  return 0;
+}
+
+int cmd_data(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+  Args a("seqgrad data",
+         "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]\n"
+         "       seqgrad data --from-catalogs /usr/share/locale --lang zh_CN [--part train|valid|test]",
          {{"task", "", "copy, reverse, sort, date, en-zh or en-fr"},
           {"n", "1000", "number of pairs"},
           {"min-len", "", "shortest source, in tokens (task default)"},
           {"max-len", "", "longest source, in tokens (task default)"},
           {"seed", "0", "random seed"},
-          {"exclude", "", "leave out pairs whose source appears in this TSV file (for a held-out test set)"}});
+          {"exclude", "", "leave out pairs whose source appears in this TSV file (for a held-out test set)"},
+          {"from-catalogs", "", "a real corpus instead: the gettext catalogs (.mo) under this locale folder, "
+                                "English -> --lang, normalised (accelerators off, format specifiers kept as words)"},
+          {"lang", "", "--from-catalogs: the target language, as the folder under it is named (zh_CN, fr, de, ...)"},
+          {"part", "all", "--from-catalogs: all, or the train, valid or test part (whole programs each, by a hash of "
+                          "the program's name: about 90/5/5 of the programs)"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
-  check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
   check(a.positional().empty(), "seqgrad data: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
+  if (a.given("from-catalogs")) return data_from_catalogs(a, out, err);
+  for (const char* flag : {"lang", "part"})
+    check(!a.given(flag), "seqgrad data: --", flag, " is for --from-catalogs");
+  check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
   const int64_t n = a.integer("n", 0, 10000000);
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   if (!a.given("exclude")) {
@@ -465,7 +507,7 @@ int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostr
   if (words[0] == "--help" || words[0] == "-h" || words[0] == "help") return out << kUsage, 0;
   const std::string command = words[0];
   const std::vector<std::string> rest(words.begin() + 1, words.end());
-  if (command == "data") return cmd_data(rest, out);
+  if (command == "data") return cmd_data(rest, out, err);
   if (command == "train") return cmd_train(rest, out);
   if (command == "translate") return cmd_translate(rest, out, err, in);
   if (command == "eval") return cmd_eval(rest, out);

@@ -500,3 +500,42 @@ TEST_CASE("seqgrad translate --nbest, --sample, --length-penalty, --threads: eac
   std::remove(model.c_str());
   std::remove("build/test_cli_decoding.training.svg");
 }
+
+TEST_CASE("seqgrad data --from-catalogs: a system's message translations as a corpus, one tab per line") {
+  // A locale folder as the system lays it out, holding the test catalog (tests/fixtures/gettext).
+  const std::string dir = "build/test_catalogs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/zz/LC_MESSAGES");
+  std::filesystem::copy_file("tests/fixtures/gettext/demo.mo", dir + "/zz/LC_MESSAGES/demo.mo");
+  const Result r = run({"data", "--from-catalogs", dir, "--lang", "zz"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::istringstream lines(r.out);
+  int64_t n = 0;
+  bool saw_file = false, saw_specifier = false;
+  for (std::string line; std::getline(lines, line); ++n) {
+    CHECK(std::count(line.begin(), line.end(), '\t') == 1);
+    saw_file = saw_file || line == "File\t文件";  // "_File" / "文件(_F)": the accelerators gone
+    saw_specifier = saw_specifier || line == "Deleted %d files\t已删除 %d 个文件";
+  }
+  CHECK(n == 12);
+  CHECK(saw_file);
+  CHECK(saw_specifier);
+  CHECK(r.err.find("1 catalogs (0 skipped: not UTF-8), 18 messages: 12 pairs kept;") != std::string::npos);
+  // The parts split whole programs: this one program is all in one of them.
+  int64_t in_parts = 0;
+  for (const char* part : {"train", "valid", "test"}) {
+    const Result p = run({"data", "--from-catalogs", dir, "--lang", "zz", "--part", part});
+    CHECK(p.code == 0);
+    in_parts += std::count(p.out.begin(), p.out.end(), '\n');
+  }
+  CHECK(in_parts == 12);
+  CHECK(run({"data", "--from-catalogs", dir}).err ==
+        "error: seqgrad data: --from-catalogs needs --lang (the target language: zh_CN, fr, de, ...)\n");
+  CHECK(run({"data", "--from-catalogs", dir, "--lang", "zz", "--n", "5"}).err ==
+        "error: seqgrad data: --n is for --task; --from-catalogs reads its pairs\n");
+  CHECK(run({"data", "--task", "copy", "--lang", "zz"}).err == "error: seqgrad data: --lang is for --from-catalogs\n");
+  CHECK(run({"data", "--from-catalogs", dir, "--lang", "yy"}).err ==
+        "error: catalog_files: expected a folder of catalogs at '" + dir + "/yy/LC_MESSAGES', found none\n");
+  std::filesystem::remove_all(dir);
+}
