@@ -11,7 +11,7 @@
 # version of every package fetched; where one differs from packages.txt (a point release came
 # out, or another Debian), the script says so: the corpus may then differ a little from the
 # book's. Needs a Debian or Ubuntu system with apt sources and a network; on another system,
-# see the chapter (docs/06-seq2seq.md#a-real-corpus) for what the files are and how to get them.
+# see docs/10-transformer.md ("A real corpus") for what the files are and how to get them.
 #
 # Licences: each package's catalogs are under its own licence (GPL, LGPL, BSD-like and others:
 # OUT/root/usr/share/doc/PACKAGE/copyright once fetched). The corpus is for training and
@@ -24,7 +24,7 @@ if [ $# -ne 1 ]; then
 fi
 for tool in apt-get dpkg-deb; do
   command -v "$tool" > /dev/null 2>&1 || {
-    echo "fetch.sh: '$tool' not found; expected a Debian or Ubuntu system (see docs/06-seq2seq.md#a-real-corpus)" >&2
+    echo "fetch.sh: '$tool' not found; expected a Debian or Ubuntu system (see docs/10-transformer.md, "A real corpus")" >&2
     exit 2
   }
 done
