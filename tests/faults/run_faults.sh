@@ -822,6 +822,11 @@ if [ -f "$W/t.safetensors" ]; then
   want_ok; after_checks
   report "12. attention: links planted at the temporary names of --svg, --tree and --html are not written through"
 fi
+if [ -f "$W/m.safetensors" ]; then
+  plant_and_run avg.safetensors -- "$SEQ" average --out "$d/avg.safetensors" "$W/m.safetensors" "$W/m.safetensors"
+  want_ok; after_checks
+  report "12. average: a link planted at the temporary name of --out is not written through"
+fi
 # A link at the output's own name is replaced by the new file; what it pointed to is untouched.
 echo "keep me" > "$d/target.txt" && ln -s "$d/target.txt" "$d/linked.safetensors"
 run "$TIMEOUT" "$SEQ" train --task copy --n 200 --epochs 1 "${TINY[@]}" --out "$d/linked.safetensors"
