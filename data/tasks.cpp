@@ -91,15 +91,20 @@ std::string format_date(int y, int m, int d, int format) {
 // Generators
 
 std::vector<Pair> make_pairs(Task task, const TaskOptions& o) {
+  std::vector<Pair> pairs;
+  for_each_pair(task, o, [&](const Pair& p) { pairs.push_back(p); });
+  return pairs;
+}
+
+void for_each_pair(Task task, const TaskOptions& o, const std::function<void(const Pair&)>& each) {
   check(o.n >= 0, "make_pairs: expected n >= 0, got ", o.n);
   check(o.min_len >= 1 && o.min_len <= o.max_len, "make_pairs: expected 1 <= min_len <= max_len, got ", o.min_len,
         " and ", o.max_len);
   check(o.symbols >= 1 && o.symbols <= 26, "make_pairs: expected 1 to 26 symbols, got ", o.symbols);
   if (task == Task::EnZh || task == Task::EnFr)
-    return make_translation_pairs(task == Task::EnZh ? TargetLanguage::Chinese : TargetLanguage::French, o.n, o.min_len,
-                                  o.max_len, o.seed);
+    return for_each_translation_pair(task == Task::EnZh ? TargetLanguage::Chinese : TargetLanguage::French, o.n,
+                                     o.min_len, o.max_len, o.seed, each);
   Generator g(o.seed);
-  std::vector<Pair> pairs;
   for (int64_t i = 0; i < o.n; ++i) {
     if (task == Task::Date) {
       // Draw dates and formats until the source length fits the range.
@@ -111,7 +116,7 @@ std::vector<Pair> make_pairs(Task task, const TaskOptions& o) {
         const std::string source = format_date(y, m, d, static_cast<int>(g.randint(date_format_count())));
         const int64_t len = static_cast<int64_t>(split_chars(source).size());
         if (len < o.min_len || len > o.max_len) continue;
-        pairs.push_back({source, printf_string("%04d-%02d-%02d", y, m, d)});
+        each({source, printf_string("%04d-%02d-%02d", y, m, d)});
         break;
       }
       continue;
@@ -122,9 +127,8 @@ std::vector<Pair> make_pairs(Task task, const TaskOptions& o) {
     std::vector<std::string> target = tokens;
     if (task == Task::Reverse) std::reverse(target.begin(), target.end());
     if (task == Task::Sort) std::sort(target.begin(), target.end());
-    pairs.push_back({join(tokens, " "), join(target, " ")});
+    each({join(tokens, " "), join(target, " ")});
   }
-  return pairs;
 }
 
 }  // namespace seqgrad::data

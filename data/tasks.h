@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct TaskOptions {
 };
 
 std::vector<Pair> make_pairs(Task task, const TaskOptions& options);
+// The same pairs, one at a time, in the same order, to `each`: for more pairs than fit in
+// memory (`seqgrad data --n 10000000 | head` prints at once, in constant memory).
+void for_each_pair(Task task, const TaskOptions& options, const std::function<void(const Pair&)>& each);
 
 // One date in several human formats, all normalised to ISO 8601 (exposed for tests).
 std::string format_date(int year, int month, int day, int format);

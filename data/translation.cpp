@@ -163,10 +163,16 @@ Pair make_sentence(Generator& g, TargetLanguage language) {
 
 std::vector<Pair> make_translation_pairs(TargetLanguage language, int64_t n, int64_t min_len, int64_t max_len,
                                          uint64_t seed) {
+  std::vector<Pair> pairs;
+  for_each_translation_pair(language, n, min_len, max_len, seed, [&](const Pair& p) { pairs.push_back(p); });
+  return pairs;
+}
+
+void for_each_translation_pair(TargetLanguage language, int64_t n, int64_t min_len, int64_t max_len, uint64_t seed,
+                               const std::function<void(const Pair&)>& each) {
   check(n >= 0, "make_pairs: expected n >= 0, got ", n);
   check(min_len >= 1 && min_len <= max_len, "make_pairs: expected 1 <= min_len <= max_len, got ", min_len, " and ", max_len);
   Generator g(seed);
-  std::vector<Pair> pairs;
   for (int64_t i = 0; i < n; ++i)
     for (int attempt = 0;; ++attempt) {
       check(attempt < 1000, "make_pairs: no sentence of the translation grammar has ", min_len, "..", max_len,
@@ -174,10 +180,9 @@ std::vector<Pair> make_translation_pairs(TargetLanguage language, int64_t n, int
       Pair p = make_sentence(g, language);
       const int64_t len = static_cast<int64_t>(split_whitespace(p.source).size());
       if (len < min_len || len > max_len) continue;
-      pairs.push_back(p);
+      each(p);
       break;
     }
-  return pairs;
 }
 
 }  // namespace seqgrad::data

@@ -23,5 +23,8 @@ enum class TargetLanguage { Chinese, French };
 // n pairs whose English side has min_len..max_len words.
 std::vector<Pair> make_translation_pairs(TargetLanguage language, int64_t n, int64_t min_len, int64_t max_len,
                                          uint64_t seed);
+// The same pairs, one at a time, in the same order, to `each`.
+void for_each_translation_pair(TargetLanguage language, int64_t n, int64_t min_len, int64_t max_len, uint64_t seed,
+                               const std::function<void(const Pair&)>& each);
 
 }  // namespace seqgrad::data

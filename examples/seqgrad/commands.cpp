@@ -124,8 +124,8 @@ int cmd_data(const std::vector<std::string>& words, std::ostream& out, std::ostr
   check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
   const int64_t n = a.integer("n", 0, 10000000);
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
-  if (!a.given("exclude")) {
-    data::write_tsv(out, task_pairs(a, n, seed));
+  if (!a.given("exclude")) {  // written as they are made: constant memory, and `| head` ends it at once
+    for_each_task_pair(a, n, seed, [&](const data::Pair& p) { out << p.source << '\t' << p.target << '\n'; });
     return 0;
   }
   // Draw more than asked and keep the first n unseen sources (each kept source once).

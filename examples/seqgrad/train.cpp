@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <map>
@@ -49,13 +50,19 @@ std::pair<int64_t, int64_t> default_lengths(const std::string& task) {
 
 }  // namespace
 
-std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
+void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::function<void(const data::Pair&)>& each) {
   const std::string task = a.choice("task", kTasks);
   auto [lo, hi] = default_lengths(task);
   if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
   if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
   check(lo <= hi, a.program(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
-  return data::make_pairs(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed));
+  data::for_each_pair(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed), each);
+}
+
+std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
+  std::vector<data::Pair> pairs;
+  for_each_task_pair(a, n, seed, [&](const data::Pair& p) { pairs.push_back(p); });
+  return pairs;
 }
 
 namespace {

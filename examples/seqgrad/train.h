@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace seqgrad::cli {
 
 // A toy task's pairs as the data and train commands generate them (--task, --min-len,
 // --max-len from `a`; the task's own length range where not given).
+// The same pairs one at a time, for more than fit in memory (seqgrad data).
+void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::function<void(const data::Pair&)>& each);
 std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed);
 
 // "runs/m.safetensors" -> "runs/m.training.svg": where train draws its loss curves.

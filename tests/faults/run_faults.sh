@@ -520,6 +520,13 @@ run "$TIMEOUT" bash -c '"$1" data --task copy --n 200000 2> "$2" | head -n 1 > "
 [ -s "$W/log/pipe.err" ] && PROBLEMS+=("stderr: $(head -n 1 "$W/log/pipe.err")")
 after_checks
 report "6. data | head -n 1 prints nothing on stderr"
+# Pairs are written as they are made: ten million of them to `| head` once took 14 s and 1.7 GB.
+if command -v prlimit > /dev/null 2>&1; then
+  run "$QUICK" bash -c 'prlimit --as=300000000 "$1" data --task en-zh --n 10000000 | head -n 1' _ "$SEQ"
+  want_ok; [ "$(wc -l < "$OUT")" = 1 ] || PROBLEMS+=("expected one line")
+  after_checks
+  report "6. data --n 10000000 | head -n 1 under a 300 MB address-space limit ends at once"
+fi
 # train | head: the run goes on (SIGPIPE is ignored while training), saves, and ends quietly
 # (once: exit 2, "cannot write standard output", after a complete run).
 run "$TIMEOUT" bash -c '"$1" train --task copy --n 300 --epochs 2 --model gru --hidden 16 --dim 8 --out "$4" 2> "$2" |
