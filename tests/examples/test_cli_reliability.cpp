@@ -229,7 +229,7 @@ TEST_CASE("seqgrad train --batch-tokens: batches by size, the padding share prin
 TEST_CASE("seqgrad train --minutes: a run out of time leaves a resume file, and --resume goes on bit for bit") {
   // A run stopped by its time budget used to leave no resume file: it could not be continued.
   auto run_of = [](const std::string& name) {
-    std::vector<std::string> words = small_run("build/test_min_" + name + ".safetensors", "build/test_min_" + name + ".log", 3);
+    std::vector<std::string> words = small_run("build/test_min_" + name + ".safetensors", "build/test_min_" + name + ".log", 12);
     words.insert(words.end(), {"--threads", "1"});
     return words;
   };
