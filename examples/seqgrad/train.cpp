@@ -275,6 +275,15 @@ Settings configure(const Args& given) {
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
   c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
+  // Options that each pass their own check may still make no model together (--attention dot
+  // with --bidirectional: queries of --hidden, keys of 2 x --hidden). Built once now, on a
+  // vocabulary of the special tokens and one word, so that the flags are refused before any data is read.
+  try {
+    const data::Vocab tiny = data::Vocab::from_tokens({"<pad>", "<bos>", "<eos>", "<unk>", "a"});
+    Translator trial(c, tiny, tiny);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(cat("seqgrad train: these flags make no model: ", e.what()));
+  }
   }
   s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
   check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",

@@ -314,6 +314,17 @@ TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first
   CHECK(read_file(kDir + "/log.txt").rfind("1 2 ", 0) == 0);  // the second step comes next
 }
 
+TEST_CASE("seqgrad train: flags that make no model together are refused before any data is read") {
+  // --attention dot compares queries of --hidden with keys of 2 x --hidden once the encoder is
+  // bidirectional: it used to fail inside a constructor after the corpus had been read.
+  const Result r = train({"--task", "copy", "--model", "lstm-attn", "--bidirectional", "--attention", "dot", "--out",
+                          kDir + "/m.safetensors"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: seqgrad train: these flags make no model: DotScore: expected query and key sizes to be equal, "
+                 "got 128 and 256\n");
+  CHECK(r.out.empty());  // not a pair read, not a step trained
+}
+
 TEST_CASE("seqgrad train: a broken corpus is refused before the first step, naming FILE:LINE") {
   const FreshDir dir;
   const std::string tsv = kDir + "/c.tsv";
