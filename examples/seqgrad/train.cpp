@@ -394,8 +394,19 @@ Data load_data(Settings& s, std::ostream& out) {
       std::unordered_map<std::string, int64_t> words;
       for (const data::Pair& p : train_pairs) data::Bpe::count_words(source ? p.source : p.target, words);
       (source ? src_bpe : tgt_bpe) = data::Bpe::learn(words, s.bpe_merges);
-      out << "bpe: " << (source ? src_bpe : tgt_bpe).size() << " merges learned for the " << (source ? "source" : "target")
-          << " (" << words.size() << " distinct words)\n";
+      const data::Bpe& bpe = source ? src_bpe : tgt_bpe;
+      out << "bpe: " << bpe.size() << " merges learned for the " << (source ? "source" : "target") << " ("
+          << words.size() << " distinct words)\n";
+      // Too many merges for the data make every word one piece: a word seen once is then a
+      // piece seen once, and subwords no longer help with new words (exact match fell to 0).
+      int64_t whole = 0;
+      for (const auto& [word, count] : words) whole += bpe.encode(word).size() == 1;
+      if (static_cast<int64_t>(bpe.size()) < s.bpe_merges && words.size() >= 10 &&
+          whole * 10 >= static_cast<int64_t>(words.size()) * 9)
+        out << "warning: the text ran out of pairs to merge after " << bpe.size() << " of the " << s.bpe_merges
+            << " merges asked for, and " << whole << " of the " << words.size() << " distinct "
+            << (source ? "source" : "target") << " words are a single piece: a new word cannot be read as known pieces; "
+            << "give fewer (--bpe-merges " << std::max<size_t>(1, words.size() / 4) << ", say)\n";
     }
     // Counted one sentence at a time: the whole corpus as token strings would be several
     // times the size of the ids it becomes.
