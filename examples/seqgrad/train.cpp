@@ -212,6 +212,23 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
 }
 
 // Checks every flag, and every file the run will write, before anything is trained.
+// Does the schedule's learning rate depend on the one it is given? (One file per schedule, with
+// no flag to say so: asked of the schedule itself.)
+bool schedule_uses_lr(const std::string& name) {
+  Variable p(zeros({1}), /*requires_grad=*/true);
+  nn::ScheduleContext run;
+  run.warmup_steps = 100;
+  run.total_steps = 1000;
+  std::vector<real> rates;
+  for (const real lr : {real(1e-3), real(2e-3)}) {
+    const std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer("sgd", {p}, lr);
+    const std::unique_ptr<nn::LRScheduler> schedule = nn::make_schedule(name, *opt, run);
+    if (!schedule) return true;  // none: the rate as given
+    for (int64_t step = 0; step < run.total_steps; ++step) rates.push_back(schedule->lr_at(step));
+  }
+  return !std::equal(rates.begin(), rates.begin() + run.total_steps, rates.begin() + run.total_steps);
+}
+
 Settings configure(const Args& given) {
   Settings s;
   Args& a = s.args;
@@ -299,6 +316,11 @@ Settings configure(const Args& given) {
   s.optimizer = a.choice("optimizer", nn::optimizers().names());
   s.schedule = a.choice("schedule", nn::schedules().names());
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
+  // A schedule that sets the rate by a formula of its own (noam's d_model^-0.5 ...) ignores
+  // --lr: found by asking it, with two learning rates, for its first 1,000 steps.
+  if (a.given("lr") && !schedule_uses_lr(s.schedule))
+    check(false, "seqgrad train: --lr does not apply to --schedule ", s.schedule, ", which sets the rate by its own "
+          "formula; give another --schedule (warmup, cosine) for a peak rate of your choosing");
   s.warmup = a.given("warmup") ? a.integer("warmup", 1, kMaxWarmupSteps) : 0;
   s.accumulate = a.integer("accumulate", 1, 1 << 20);
   s.valid_every = a.integer("valid-every", 0, kMaxStepsPerEpoch);

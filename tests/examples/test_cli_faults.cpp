@@ -325,6 +325,22 @@ TEST_CASE("seqgrad train: flags that make no model together are refused before a
   CHECK(r.out.empty());  // not a pair read, not a step trained
 }
 
+TEST_CASE("seqgrad train: --lr with a schedule that ignores it is refused, not silently dropped") {
+  // The Noam schedule sets the rate by d_model^-0.5 min(step^-0.5, step warmup^-1.5): a --lr given
+  // with it was recorded and ignored. Found by asking each schedule, not by its name.
+  const FreshDir dir;
+  const Result r = train({"--task", "copy", "--schedule", "noam", "--lr", "0.002", "--out", kDir + "/m.safetensors"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: seqgrad train: --lr does not apply to --schedule noam, which sets the rate by its own formula; "
+                 "give another --schedule (warmup, cosine) for a peak rate of your choosing\n");
+  for (const char* schedule : {"warmup", "cosine", "constant"}) {
+    CAPTURE(std::string(schedule));
+    CHECK(train({"--task", "copy", "--n", "50", "--epochs", "1", "--model", "lstm", "--hidden", "8", "--dim", "8",
+                 "--schedule", schedule, "--lr", "0.002", "--threads", "1", "--out", kDir + "/m.safetensors"})
+              .code == 0);
+  }
+}
+
 TEST_CASE("seqgrad train: a broken corpus is refused before the first step, naming FILE:LINE") {
   const FreshDir dir;
   const std::string tsv = kDir + "/c.tsv";
