@@ -3,10 +3,12 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>  // POSIX: getpid (TempDir names)
+#include <sys/wait.h>  // POSIX: waitpid
+#include <unistd.h>    // POSIX: getpid (TempDir names), fork, pipe
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -118,6 +120,35 @@ struct TempDir {
 // Positive values in [0.5, 2): for log, sqrt, pow and division.
 inline Tensor positive(const Shape& shape) {
   return map(rand(shape), [](real v) { return real(0.5) + real(1.5) * v; });
+}
+
+// Runs `body` in a child process (fork) and returns the text it returned: for what must not
+// happen to the test process itself (a file-size limit, another user id). The child exits
+// without running destructors or atexit handlers.
+inline std::string in_child_process(const std::function<std::string()>& body) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(fds[0]);
+    std::string report;
+    try {
+      report = body();
+    } catch (const std::exception& e) {
+      report = std::string("uncaught: ") + e.what();
+    }
+    [[maybe_unused]] const ssize_t written = write(fds[1], report.data(), report.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string report;
+  char buffer[512];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return report;
 }
 
 }  // namespace seqgrad::testing

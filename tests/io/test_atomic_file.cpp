@@ -279,37 +279,22 @@ TEST_CASE("check_writable refuses, before any work, a file another user owns in 
   REQUIRE(chmod(sticky.c_str(), 01777) == 0);
   const std::string theirs = (sticky / "m.safetensors").string(), mine = (sticky / "new.safetensors").string();
   write_file(theirs, "root's model");  // owned by root; the child runs as nobody (65534)
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_fds[0]);
-    std::string report;
-    if (setgid(65534) != 0 || setuid(65534) != 0) {
-      report = "setuid failed";
-    } else {
-      try {
-        io::check_writable(theirs, "seqgrad train: --out");
-        report = "accepted";
-      } catch (const std::exception& e) {
-        report = e.what();
-      }
-      try {
-        io::check_writable(mine, "seqgrad train: --out");  // a new name in the same folder is fine
-      } catch (const std::exception& e) {
-        report += std::string(" | new name refused: ") + e.what();
-      }
+  const std::string report = seqgrad::testing::in_child_process([&] {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return std::string("setuid failed");
+    std::string seen;
+    try {
+      io::check_writable(theirs, "seqgrad train: --out");
+      seen = "accepted";
+    } catch (const std::exception& e) {
+      seen = e.what();
     }
-    [[maybe_unused]] const ssize_t written = write(pipe_fds[1], report.data(), report.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string report;
-  char buffer[512];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
+    try {
+      io::check_writable(mine, "seqgrad train: --out");  // a new name in the same folder is fine
+    } catch (const std::exception& e) {
+      seen += std::string(" | new name refused: ") + e.what();
+    }
+    return seen;
+  });
   CHECK(report == "seqgrad train: --out: cannot replace '" + theirs + "': its folder is sticky (only a file's owner may "
                   "replace a file there) and the file belongs to user 0, not 65534; expected a file of your own or a new name");
   CHECK(read_file(theirs) == "root's model");

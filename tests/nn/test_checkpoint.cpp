@@ -658,33 +658,17 @@ TEST_CASE("a device is refused, and a write that fails midway (as on a full disk
   const std::string path = dir.file("m.safetensors");
   nn::save(small, path);
   const std::string before = read_file(path);
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    close(pipe_fds[0]);
+  const std::string report = seqgrad::testing::in_child_process([&] {
     std::signal(SIGXFSZ, SIG_IGN);
     const struct rlimit limit{4096, 4096};
-    std::string report = "saved";
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) report = "setrlimit failed";
-    else {
-      try {
-        nn::save(big, path);
-      } catch (const std::exception& e) {
-        report = e.what();
-      }
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return std::string("setrlimit failed");
+    try {
+      nn::save(big, path);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
     }
-    [[maybe_unused]] const ssize_t written = write(pipe_fds[1], report.data(), report.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string report;
-  char buffer[512];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
+    return std::string("saved");
+  });
   CHECK(report == "save: cannot write '" + path + "': " + std::strerror(EFBIG));
   CHECK(read_file(path) == before);
   CHECK(dir.count_entries() == 1);  // the temporary file is gone
