@@ -654,6 +654,24 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
   };
   auto out_of_patience = [&] { return s.patience > 0 && progress.bad_validations >= s.patience; };
 
+  // A loss that is not a number will not become one again: stop, and say where and why, before a
+  // NaN model is validated or saved (the last checkpoint saved stays as it was).
+  auto stop_if_diverged = [&](real l, int64_t epoch, int64_t step) {
+    if (std::isfinite(l)) return;
+    std::error_code ec;
+    const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
+                                                                    : std::string("no checkpoint was saved");
+    check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
+                step, " of epoch ", epoch, ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ",
+                s.lr, "), or --detect-anomaly to find the op that first made a NaN or an infinity");
+  };
+  // The target tokens of a batch, for the progress bar's tokens per second.
+  auto target_tokens = [](const data::Batch& b) {
+    int64_t tokens = 0;
+    for (int64_t n : b.tgt_lengths) tokens += n;
+    return tokens;
+  };
+
   out_of_time = false;
   bool stopped_early = false;   // --patience ran out
   std::string time_out_resume;  // where a run out of --minutes is saved to go on from
@@ -680,20 +698,8 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
         const real l = loss.item();
         total += l;
         group_loss += l;
-        int64_t tokens = 0;
-        for (int64_t n : b.tgt_lengths) tokens += n;
-        bar.update(++step, {{"loss", l}}, tokens);
-        // A loss that is not a number will not become one again: stop, and say where and why,
-        // before a NaN model is validated or saved (the last checkpoint saved stays as it was).
-        if (!std::isfinite(l)) {
-          std::error_code ec;
-          const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
-                                                                          : std::string("no checkpoint was saved");
-          check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
-                      step, " of epoch ", epoch,
-                      ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ", s.lr,
-                      "), or --detect-anomaly to find the op that first made a NaN or an infinity");
-        }
+        bar.update(++step, {{"loss", l}}, target_tokens(b));
+        stop_if_diverged(l, epoch, step);
       }
       if (s.clip > 0) nn::clip_grad_norm(t.module().parameters(), s.clip);
       opt.step();
