@@ -122,11 +122,14 @@ $(BUILD)/obj64/%.o: %.cpp
 ifneq ($(filter x86_64% i386% i486% i586% i686%,$(shell $(CXX) -dumpmachine 2>/dev/null)),)
 ISA_AVX2_FLAGS := -mavx2 -mfma
 ISA_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512vl -mavx512bw -mavx512dq
+ISA_AVX512_BF16_FLAGS := $(ISA_AVX512_FLAGS) -mavx512bf16
 endif
 ISA_COPIES := gemm vmath
 $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx2.o): private CXXFLAGS_ALL += $(ISA_AVX2_FLAGS)
 $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx512.o $(BUILD)/obj64/tensor/$(c)_avx512.o): private CXXFLAGS_ALL += $(ISA_AVX512_FLAGS)
 $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_generic.o $(BUILD)/obj64/tensor/$(c)_generic.o): private CXXFLAGS_ALL += -Wno-psabi
+# The bfloat16 product on vdpbf16ps (tensor/gemm_avx512_bf16.cpp): one copy, for AVX512_BF16.
+$(BUILD)/obj/tensor/gemm_avx512_bf16.o $(BUILD)/obj64/tensor/gemm_avx512_bf16.o: private CXXFLAGS_ALL += $(ISA_AVX512_BF16_FLAGS)
 
 # Test objects need doctest: find it, or install it, or explain how (tests/ensure_doctest.sh).
 # (/usr/include is searched already; naming it with -isystem would break <cmath>.)
@@ -213,8 +216,8 @@ SHARD_FILES := *tests/examples/*,*tests/nn/test_grad_attention_seq2seq*
 TEST_SHARDS = "$(TEST_BIN) -sf=$(SHARD_FILES) $(TEST_ARGS)" "$(TEST_BIN) -sfe=$(SHARD_FILES) $(TEST_ARGS)"
 # The objects built with wider instruction-set flags must define nothing but their own gemm
 # (tests/check_kernel_symbols.sh says why).
-KERNEL_OBJS = $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj/tensor/$(c)_avx512.o)
-KERNEL_OBJS64 = $(foreach c,$(ISA_COPIES),$(BUILD)/obj64/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx512.o)
+KERNEL_OBJS = $(foreach c,$(ISA_COPIES),$(BUILD)/obj/tensor/$(c)_avx2.o $(BUILD)/obj/tensor/$(c)_avx512.o) $(BUILD)/obj/tensor/gemm_avx512_bf16.o
+KERNEL_OBJS64 = $(foreach c,$(ISA_COPIES),$(BUILD)/obj64/tensor/$(c)_avx2.o $(BUILD)/obj64/tensor/$(c)_avx512.o) $(BUILD)/obj64/tensor/gemm_avx512_bf16.o
 # The objects whose loops go through for_isa (tensor/isa_loop.h) must hold real AVX code in
 # their avx2 and avx512 copies (tests/check_isa_copies.sh says why). The optimised float32
 # objects only: the float64 library for the gradchecks is built at -O1, which vectorises nothing.

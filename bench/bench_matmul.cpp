@@ -5,6 +5,7 @@
 //   build/bench_matmul --n 1024 --threads 2    one square case (without --threads: 1 and 2)
 //   build/bench_matmul --m 64 --k 128 --n 512 --threads 1
 //   build/bench_matmul --tiny                   the tiny products of attention (a few seconds)
+//   build/bench_matmul --n 1024 --threads 1 --precision bf16   bfloat16 products (tensor/matmul.h)
 //
 // It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
 // Output, one line per measurement:
@@ -16,7 +17,10 @@
 // libopenblas is not installed its lines are simply missing. Unless OPENBLAS_CORETYPE is set,
 // OpenBLAS is told the core this CPU has (load_openblas), and the core it ran is printed.
 // seqgrad's side runs the kernel gemm picks for this CPU; SEQGRAD_KERNEL=avx2 (or generic)
-// measures another.
+// measures another. With --precision bf16 it runs gemm at MatmulPrecision::BFloat16, on the
+// kernel bf16_kernel() names (SEQGRAD_BF16_KERNEL=portable measures the other), and prints the
+// same lines; OpenBLAS stays float32 (its sgemm), and the peak is that of the bfloat16
+// instruction where the kernel has one (twice the float32 FMA's multiply-adds).
 //
 // Timing: a sample is one untimed call, then enough back-to-back calls to take >= 20 ms; a
 // figure is the median of 11 samples (--samples). The machine may be shared and its clock
@@ -49,6 +53,8 @@ using namespace seqgrad;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+MatmulPrecision g_precision = MatmulPrecision::Float32;  // --precision
 
 // ================================================================================================
 // OpenBLAS, found at run time
@@ -237,7 +243,7 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
   std::vector<real> C(static_cast<size_t>(M * N));
   const double flops = 2.0 * M * N * K;
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
-  auto ours_fn = [&] { gemm(M, N, K, A.data(), false, B.data(), false, C.data()); };
+  auto ours_fn = [&] { gemm_at(g_precision, M, N, K, A.data(), false, B.data(), false, C.data()); };
   auto theirs_fn = [&] { blas.gemm(101, 111, 111, m, n, k, 1, A.data(), k, B.data(), n, 0, C.data(), n); };
   std::vector<Sampler> ours, theirs;
   for (size_t t = 0; t < thread_counts.size(); ++t) {
@@ -270,7 +276,8 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
       }
     }
   if (blas) {
-    // Both must compute the same product: compare them once, relative to the largest entry.
+    // Both must compute the same product: compare them once, relative to the largest entry
+    // (bfloat16 inputs carry 8 significant bits, so there only to about 1%).
     ours_fn();
     const std::vector<real> mine = C;
     theirs_fn();
@@ -279,7 +286,7 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
       worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - C[i]));
       scale = std::max(scale, std::abs(static_cast<double>(C[i])));
     }
-    if (worst > 1e-4 * scale)
+    if (worst > (g_precision == MatmulPrecision::BFloat16 ? 1e-2 : 1e-4) * scale)
       std::printf("# WARNING: matmul and openblas differ by %.3g (largest entry %.3g)\n", worst, scale);
   }
   std::vector<Result> results;
@@ -316,7 +323,7 @@ void run_tiny(const OpenBlas& blas, int samples) {
     std::vector<real> C(static_cast<size_t>(t.M * t.N));
     const int m = static_cast<int>(t.M), n = static_cast<int>(t.N), k = static_cast<int>(t.K);
     const double flops = 2.0 * t.M * t.N * t.K;
-    Sampler ours{[&] { gemm(t.M, t.N, t.K, A.data(), t.ta, B.data(), t.tb, C.data()); }, flops, {}};
+    Sampler ours{[&] { gemm_at(g_precision, t.M, t.N, t.K, A.data(), t.ta, B.data(), t.tb, C.data()); }, flops, {}};
     Sampler theirs{[&] {
                      blas.gemm(101, t.ta ? 112 : 111, t.tb ? 112 : 111, m, n, k, 1, A.data(), t.ta ? m : k,
                                B.data(), t.tb ? k : n, 0, C.data(), n);
@@ -348,7 +355,9 @@ void run_naive(int64_t n) {
 // Command line
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S] [--tiny])\n",
+  std::fprintf(stderr,
+               "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S] [--tiny] "
+               "[--precision fp32|bf16])\n",
                message.c_str());
   std::exit(2);
 }
@@ -377,6 +386,11 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") threads = parse_int(flag, value, 1, 256);
     else if (flag == "--samples") samples = parse_int(flag, value, 1, 1000);
     else if (flag == "--tiny") tiny = true, --i;  // takes no value
+    else if (flag == "--precision") {
+      const std::string v = value ? value : "";
+      if (v != "fp32" && v != "bf16") usage_error("--precision: expected fp32 or bf16, got '" + v + "'");
+      g_precision = v == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;
+    }
     else usage_error("unknown flag '" + flag + "'");
   }
   if ((m || k) && !n) usage_error("--m and --k need --n");
@@ -384,11 +398,19 @@ int main(int argc, char** argv) {
   const OpenBlas blas = load_openblas();
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const double ghz_start = measure_ghz(), nominal = cpuinfo_ghz();
-  const int fpc = flops_per_cycle();
+  const bool bf16 = g_precision == MatmulPrecision::BFloat16;
+  const int fpc = flops_per_cycle() * (bf16 && std::string(bf16_kernel()) == "avx512_bf16" ? 2 : 1);
   std::printf("# %s, %u hardware threads, clock %.2f GHz measured (%.2f nominal), %d FLOP/cycle/core\n",
               kRealName, cores, ghz_start, nominal, fpc);
   std::printf("# seqgrad's gemm kernel: %s (of %s this CPU runs; SEQGRAD_KERNEL picks another)\n", gemm_kernel(),
               kernel_list().c_str());
+  if (bf16) {
+    std::string list;
+    for (const std::string& k : bf16_kernels()) list += (list.empty() ? "" : ", ") + k;
+    std::printf("# precision bf16: seqgrad's inputs rounded to bfloat16, sums in float32, on the %s kernel (of %s; "
+                "SEQGRAD_BF16_KERNEL picks another); FLOP/cycle counts the bfloat16 instruction\n",
+                bf16_kernel(), list.c_str());
+  }
   if (blas) {
     std::printf("# openblas: loaded, core %s (%s)\n", blas.core.c_str(), blas.how.c_str());
     const char* wanted = openblas_core_for_this_cpu();

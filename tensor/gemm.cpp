@@ -12,14 +12,23 @@
 // SEQGRAD_KERNEL=generic|avx2|avx512 in the environment, or set_gemm_kernel(), picks another
 // (to compare the paths, as the tests and docs/matmul.md do); one the CPU cannot run is refused.
 // The AVX2 and AVX-512 copies give the same bits (tensor/gemm_blocked.h, "Determinism").
+//
+// At MatmulPrecision::BFloat16 (tensor/matmul.h) a product goes to one of two bfloat16 kernels
+// instead, chosen the same way (bf16_kernel()): avx512_bf16 (tensor/gemm_avx512_bf16.cpp, on a
+// CPU with AVX512_BF16, when the float32 path is avx512), or portable, here: op(A) and op(B)
+// rounded to bfloat16 into copies, then the float32 kernel. The precision is the calling
+// thread's, read once per product here and passed down; the workers never read their own.
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "tensor/bf16.h"
 #include "tensor/check.h"
 #include "tensor/kernel_path.h"
 #include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
 
 namespace seqgrad {
 
@@ -36,6 +45,18 @@ SEQGRAD_GEMM_DECLARE(gemm_generic)
 SEQGRAD_GEMM_DECLARE(gemm_avx2)
 SEQGRAD_GEMM_DECLARE(gemm_avx512)
 #undef SEQGRAD_GEMM_DECLARE
+
+// The vdpbf16ps kernel (tensor/gemm_avx512_bf16.cpp); float32 only. Packed op(B) is in 32-bit
+// words, each a pair of bfloat16s.
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(SEQGRAD_DOUBLE)
+#define SEQGRAD_HAVE_AVX512_BF16 1
+namespace bfloat_avx512 {
+void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const float* B, bool trans_b, float* C,
+          const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b);
+int64_t packed_b_size(int64_t K, int64_t N);
+void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out);
+}  // namespace bfloat_avx512
+#endif
 
 namespace {
 
@@ -143,10 +164,169 @@ GemmBlocking gemm_blocking(const std::string& name) {
   return *found->blocking;
 }
 
+// ================================================================================================
+// The precision, and the bfloat16 kernels
+
+namespace {
+
+thread_local MatmulPrecision t_precision = MatmulPrecision::Float32;  // each thread's own setting
+
+struct Bf16Kernel {
+  int id;  // kPortable or kAvx512Bf16: what a PackedRight records
+  const char* name;
+  bool (*supported)();
+};
+constexpr int kPortable = 0, kAvx512Bf16 = 1;
+
+#ifdef SEQGRAD_HAVE_AVX512_BF16
+bool has_avx512_bf16() { return has_avx512() && __builtin_cpu_supports("avx512bf16"); }
+#endif
+
+// Widest first, like kernels().
+const std::vector<Bf16Kernel>& bf16_kernel_list() {
+  static const std::vector<Bf16Kernel> list = {
+#ifdef SEQGRAD_HAVE_AVX512_BF16
+      {kAvx512Bf16, "avx512_bf16", has_avx512_bf16},
+#endif
+      {kPortable, "portable", always},
+  };
+  return list;
+}
+
+std::string bf16_kernel_names(bool runnable) {
+  std::string names;
+  for (const Bf16Kernel& k : bf16_kernel_list())
+    if (!runnable || k.supported()) names = k.name + (names.empty() ? "" : ", " + names);
+  return names;
+}
+
+// The bf16 kernel called `name`; an unknown name, or one this CPU cannot run, is refused.
+const Bf16Kernel& find_bf16_kernel(const std::string& name, const char* who) {
+  for (const Bf16Kernel& k : bf16_kernel_list()) {
+    if (name != k.name) continue;
+    check(k.supported(), who, ": this CPU cannot run the ", name, " kernel; expected one of auto, ",
+          bf16_kernel_names(true), ", got '", name, "'");
+    return k;
+  }
+  check(false, who, ": unknown kernel; expected one of auto, ", bf16_kernel_names(false), ", got '", name, "'");
+  return bf16_kernel_list().back();  // (not reached: check threw)
+}
+
+// The bf16 kernel named by set_bf16_kernel or SEQGRAD_BF16_KERNEL: an index into the list, or
+// kAuto (the widest the float32 path allows), or kUnread before SEQGRAD_BF16_KERNEL was read.
+constexpr int kAuto = -1, kUnread = -2;
+std::atomic<int> g_bf16_named{kUnread};
+
+int bf16_named() {
+  int named = g_bf16_named.load(std::memory_order_acquire);
+  if (named == kUnread) {
+    const char* env = std::getenv("SEQGRAD_BF16_KERNEL");
+    named = kAuto;
+    if (env && *env && std::string(env) != "auto") {
+      const Bf16Kernel& k = find_bf16_kernel(env, "SEQGRAD_BF16_KERNEL");
+      named = static_cast<int>(&k - bf16_kernel_list().data());
+    }
+    g_bf16_named.store(named, std::memory_order_release);
+  }
+  return named;
+}
+
+// The kernel for bfloat16 products next to the float32 kernel k: the one named, or else
+// avx512_bf16 with the avx512 path on a CPU that has AVX512_BF16, else portable.
+const Bf16Kernel& current_bf16_kernel(const Kernel& k) {
+  const int named = bf16_named();
+  if (named >= 0) return bf16_kernel_list()[static_cast<size_t>(named)];
+  for (const Bf16Kernel& b : bf16_kernel_list())
+    if (b.supported() && (b.id == kPortable || k.path == KernelPath::avx512)) return b;
+  return bf16_kernel_list().back();
+}
+
+// Thread-local buffers for the portable kernel's rounded copies of A and B.
+struct RoundedCopy {
+  std::vector<real> values;
+  // x[0 .. n) rounded to bfloat16 (by the threads together when there are many).
+  const real* of(const real* x, int64_t n) {
+    if (static_cast<int64_t>(values.size()) < n) values.resize(static_cast<size_t>(n));
+    real* out = values.data();
+    constexpr int64_t kGrain = 1 << 16;
+    if (n > kGrain && !in_parallel_region() && get_num_threads() > 1)
+      parallel_for(0, n, kGrain, [x, out](int64_t i0, int64_t i1) { round_to_bf16(x + i0, out + i0, i1 - i0); });
+    else
+      round_to_bf16(x, out, n);
+    return out;
+  }
+};
+thread_local RoundedCopy tls_rounded_a, tls_rounded_b;
+
+// A bfloat16 product on kernel `bk` beside the float32 kernel k. `packed`, if not null, is op(B)
+// packed for bk (a PackedRight's); for the portable kernel B is then already rounded too.
+void gemm_bf16(const Kernel& k, const Bf16Kernel& bk, int64_t M, int64_t N, int64_t K, const real* A, bool trans_a,
+               const real* B, bool trans_b, real* C, const real* bias, bool accumulate, const real* addend,
+               const real* packed) {
+#ifdef SEQGRAD_HAVE_AVX512_BF16
+  if (bk.id == kAvx512Bf16)
+    return bfloat_avx512::gemm(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend,
+                               reinterpret_cast<const uint32_t*>(packed));
+#else
+  (void)bk;
+#endif
+  // Portable: the float32 product of the rounded inputs, by the float32 kernel. (With nothing to
+  // compute, or nothing to sum, there is nothing to round.)
+  if (M <= 0 || N <= 0 || K <= 0) return k.fn(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend, packed);
+  const real* a = tls_rounded_a.of(A, M * K);
+  const real* b = packed ? B : tls_rounded_b.of(B, K * N);
+  k.fn(M, N, K, a, trans_a, b, trans_b, C, bias, accumulate, addend, packed);
+}
+
+}  // namespace
+
+MatmulPrecision matmul_precision() { return t_precision; }
+
+void set_matmul_precision(MatmulPrecision precision) { t_precision = precision; }
+
+MatmulPrecisionScope::MatmulPrecisionScope(MatmulPrecision precision) : saved_(t_precision) {
+  t_precision = precision;
+}
+
+MatmulPrecisionScope::~MatmulPrecisionScope() { t_precision = saved_; }
+
+const char* bf16_kernel() { return current_bf16_kernel(current_kernel()).name; }
+
+void set_bf16_kernel(const std::string& name) {
+  if (name == "auto") {
+    g_bf16_named.store(kAuto, std::memory_order_release);
+    return;
+  }
+  const Bf16Kernel& k = find_bf16_kernel(name, "set_bf16_kernel");
+  g_bf16_named.store(static_cast<int>(&k - bf16_kernel_list().data()), std::memory_order_release);
+}
+
+std::vector<std::string> bf16_kernels() {
+  std::vector<std::string> names;
+  for (const Bf16Kernel& k : bf16_kernel_list())
+    if (k.supported()) names.insert(names.begin(), k.name);
+  return names;
+}
+
+void gemm_at(MatmulPrecision precision, int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
+             bool trans_b, real* C, const real* bias, bool accumulate, const real* addend) {
+  const Kernel& k = current_kernel();
+  if (precision == MatmulPrecision::Float32)
+    return k.fn(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend, nullptr);
+  gemm_bf16(k, current_bf16_kernel(k), M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend, nullptr);
+}
+
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b, real* C,
           const real* bias, bool accumulate, const real* addend) {
-  current_kernel().fn(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend, nullptr);
+  gemm_at(matmul_precision(), M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend);
 }
+
+// PackedRight's bfloat16 side (below), a friend of the class.
+struct PackedRightAccess {
+  static void pack_bf16(PackedRight& pr, const Kernel& k);
+  static void gemm_bf16(const Kernel& k, int64_t M, const real* A, bool trans_a, const PackedRight& pr, real* C,
+                        const real* bias, bool accumulate, const real* addend);
+};
 
 // [docs:packed_right]
 PackedRight::PackedRight(const Tensor& b, bool trans_b) : source_(b), trans_b_(trans_b) {
@@ -155,6 +335,11 @@ PackedRight::PackedRight(const Tensor& b, bool trans_b) : source_(b), trans_b_(t
   path_ = k.path;
   K_ = trans_b ? b.size(1) : b.size(0);
   N_ = trans_b ? b.size(0) : b.size(1);
+  precision_ = matmul_precision();
+  if (precision_ == MatmulPrecision::BFloat16) {
+    PackedRightAccess::pack_bf16(*this, k);
+    return;
+  }
   packed_ = Tensor::empty({k.packed_b_size(K_, N_)});  // 64-byte aligned, as gemm's own buffers
   k.pack_b(K_, N_, b.data(), trans_b, packed_.data());
 }
@@ -162,10 +347,42 @@ PackedRight::PackedRight(const Tensor& b, bool trans_b) : source_(b), trans_b_(t
 void gemm(int64_t M, const real* A, bool trans_a, const PackedRight& b, real* C, const real* bias, bool accumulate,
           const real* addend) {
   const Kernel& k = current_kernel();
-  // Packed for another kernel (switched since): that one's layout; pack as usual instead.
-  const real* packed = k.path == b.path_ ? b.packed_.data() : nullptr;
+  if (matmul_precision() == MatmulPrecision::BFloat16)
+    return PackedRightAccess::gemm_bf16(k, M, A, trans_a, b, C, bias, accumulate, addend);
+  // Packed for another kernel (switched since), or for bfloat16 products: pack as usual instead.
+  const real* packed = k.path == b.path_ && b.precision_ == MatmulPrecision::Float32 ? b.packed_.data() : nullptr;
   k.fn(M, b.N_, b.K_, A, trans_a, b.source_.data(), b.trans_b_, C, bias, accumulate, addend, packed);
 }
 // [docs:end]
+
+// Packed for the bfloat16 kernel of the moment: in its layout, or, for the portable kernel, in
+// the float32 layout of the rounded matrix, which is kept too (the tiny products read B as it is).
+void PackedRightAccess::pack_bf16(PackedRight& pr, const Kernel& k) {
+  const Bf16Kernel& bk = current_bf16_kernel(k);
+  pr.bf16_kernel_ = bk.id;
+#ifdef SEQGRAD_HAVE_AVX512_BF16
+  if (bk.id == kAvx512Bf16) {
+    pr.packed_ = Tensor::empty({bfloat_avx512::packed_b_size(pr.K_, pr.N_)});  // 32-bit words, in float storage
+    bfloat_avx512::pack_b(pr.K_, pr.N_, pr.source_.data(), pr.trans_b_, reinterpret_cast<uint32_t*>(pr.packed_.data()));
+    return;
+  }
+#endif
+  pr.rounded_ = Tensor::empty(pr.source_.shape());
+  round_to_bf16(pr.source_.data(), pr.rounded_.data(), pr.source_.numel());
+  pr.packed_ = Tensor::empty({k.packed_b_size(pr.K_, pr.N_)});
+  k.pack_b(pr.K_, pr.N_, pr.rounded_.data(), pr.trans_b_, pr.packed_.data());
+}
+
+// A bfloat16 product with a pack: with its packed copy when that was packed for the kernel now
+// in use, else from the matrix, packed as gemm packs it.
+void PackedRightAccess::gemm_bf16(const Kernel& k, int64_t M, const real* A, bool trans_a, const PackedRight& pr,
+                                  real* C, const real* bias, bool accumulate, const real* addend) {
+  const Bf16Kernel& bk = current_bf16_kernel(k);
+  const bool usable = pr.precision_ == MatmulPrecision::BFloat16 && pr.bf16_kernel_ == bk.id &&
+                      (bk.id != kPortable || pr.path_ == k.path);
+  const real* b = usable && bk.id == kPortable ? pr.rounded_.data() : pr.source_.data();
+  seqgrad::gemm_bf16(k, bk, M, pr.N_, pr.K_, A, trans_a, b, pr.trans_b_, C, bias, accumulate, addend,
+                     usable ? pr.packed_.data() : nullptr);
+}
 
 }  // namespace seqgrad

@@ -34,12 +34,21 @@ void gemm_reference(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a
 
 namespace {
 
-using GemmFn = void (*)(int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*, const real*, bool,
-                        const real*);
+using GemmFn = void (*)(MatmulPrecision, int64_t, int64_t, int64_t, const real*, bool, const real*, bool, real*,
+                        const real*, bool, const real*);
+
+// gemm_reference in gemm_at's form: the definition, at float32 whatever it is asked.
+void reference(MatmulPrecision, int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
+               bool trans_b, real* C, const real* bias, bool accumulate, const real* addend) {
+  gemm_reference(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend);
+}
 
 // op(a) @ op(b) into `out` (allocated here when undefined), overwriting it or adding to it.
+// The calling thread's precision is read here, once, and handed to every entry's gemm, on
+// whichever thread computes it.
 Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, GemmFn kernel,
                       Tensor out = Tensor(), bool accumulate = false) {
+  const MatmulPrecision precision = matmul_precision();
   check(a.dim() >= 2 && b.dim() >= 2, "matmul: expected operands with at least 2 dimensions, got ",
         a.shape(), " and ", b.shape());
   const int64_t M = trans_a ? a.size(-1) : a.size(-2), K = trans_a ? a.size(-2) : a.size(-1);
@@ -72,7 +81,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
     return off;
   };
   auto run = [&](int64_t i) {
-    kernel(M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
+    kernel(precision, M, N, K, a.data() + matrix_index(i, sa) * M * K, trans_a, b.data() + matrix_index(i, sb) * K * N,
            trans_b, out.data() + i * M * N, nullptr, accumulate, nullptr);
   };
   // Small matrices, or many of them (four per thread or more): one batch entry per task, each
@@ -91,16 +100,16 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
-  return batched_matmul(a, b, trans_a, trans_b, gemm);
+  return batched_matmul(a, b, trans_a, trans_b, gemm_at);
 }
 
 Tensor matmul_reference(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
-  return batched_matmul(a, b, trans_a, trans_b, gemm_reference);
+  return batched_matmul(a, b, trans_a, trans_b, reference);
 }
 
 void matmul_into(Tensor& out, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool accumulate) {
   check(out.defined(), "matmul_into: expected a defined out tensor, got an undefined one");
-  batched_matmul(a, b, trans_a, trans_b, gemm, out, accumulate);
+  batched_matmul(a, b, trans_a, trans_b, gemm_at, out, accumulate);
 }
 
 // [docs:linear]

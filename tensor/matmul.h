@@ -38,12 +38,81 @@ constexpr int64_t kParallelMacs = 1 << 18;
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
           bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false,
           const real* addend = nullptr);
+
+// ================================================================================================
+// The precision of matrix products
+//
+// MatmulPrecision::Float32, the default: every product as described above, float32 throughout.
+// MatmulPrecision::BFloat16: op(A) and op(B) are rounded to bfloat16 (tensor/bf16.h: 8
+//   significant bits, to nearest, ties to even) as the kernel takes them in; the products are
+//   summed in float32 and C is float32. Nothing else changes precision: the bias, the addend, C's
+//   old values and every other op stay float32. autograd's matmul and linear compute both
+//   backward products (dA = dC op(B)^T, dB = op(A)^T dC) through these same functions, so a
+//   training step run inside the setting trains with bfloat16 products, forward and backward. On
+//   a CPU with AVX512_BF16 they are about twice as fast as float32 ones (docs/matmul.md, section
+//   9); elsewhere they are a little slower (the inputs are rounded first, then multiplied in
+//   float32).
+// The setting belongs to the calling thread, as PyTorch's autocast does, and a scope sets it for
+// a block and puts back what was there before:
+//     { BFloat16Scope bf16;  Variable loss = model.forward(x);  loss.backward(); }
+// Each product reads it once, on the thread that asks for the product, and passes it down to
+// every thread that computes a part: a product split over the thread pool, or a batched matmul
+// spread over it, is computed entirely at the caller's precision. (Code that starts a product
+// from inside a parallel_for chunk of its own gets the precision of the thread running that
+// chunk: open the scope inside the chunk.)
+enum class MatmulPrecision { Float32, BFloat16 };
+MatmulPrecision matmul_precision();                     // the calling thread's setting
+void set_matmul_precision(MatmulPrecision precision);  // for the calling thread, until changed
+// Sets the calling thread's precision for the scope's lifetime, then restores the one before.
+class MatmulPrecisionScope {
+ public:
+  explicit MatmulPrecisionScope(MatmulPrecision precision);
+  ~MatmulPrecisionScope();
+  MatmulPrecisionScope(const MatmulPrecisionScope&) = delete;
+  MatmulPrecisionScope& operator=(const MatmulPrecisionScope&) = delete;
+
+ private:
+  MatmulPrecision saved_;
+};
+// BFloat16 products for a block: { BFloat16Scope bf16; ... }
+class BFloat16Scope : public MatmulPrecisionScope {
+ public:
+  BFloat16Scope() : MatmulPrecisionScope(MatmulPrecision::BFloat16) {}
+};
+
+// gemm at the given precision, whatever the calling thread's setting (gemm() is gemm_at with
+// matmul_precision()).
+void gemm_at(MatmulPrecision precision, int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B,
+             bool trans_b, real* C, const real* bias = nullptr, bool accumulate = false, const real* addend = nullptr);
+
+// Which kernel computes the BFloat16 products (tensor/gemm.cpp):
+//   avx512_bf16  the vdpbf16ps instruction of AVX512_BF16: bfloat16 pairs, a dot product of two
+//                pairs added to float32 sums in one instruction, 32 multiply-adds per 512-bit
+//                vector (tensor/gemm_avx512_bf16.cpp). Its sums are not exactly float32's: the
+//                instruction rounds twice per pair and flushes subnormals to zero (section 9).
+//   portable     any CPU: op(A) and op(B) rounded to bfloat16 into copies, then the float32
+//                kernel of gemm_kernel(): exactly the float32 product of the rounded inputs,
+//                summed in that kernel's order.
+// By default the widest this CPU and the float32 kernel allow: avx512_bf16 when gemm_kernel() is
+// avx512 and the CPU has AVX512_BF16, else portable (so SEQGRAD_KERNEL=generic or avx2 selects
+// portable too). SEQGRAD_BF16_KERNEL=portable|avx512_bf16 in the environment, or
+// set_bf16_kernel(), names one ("auto" goes back to the default); one the CPU cannot run is
+// refused (std::invalid_argument). bf16_kernels() lists those this CPU can run, narrowest first.
+// In the float64 build (the gradient checks) only portable exists, and sums in float64.
+const char* bf16_kernel();
+void set_bf16_kernel(const std::string& name);
+std::vector<std::string> bf16_kernels();
+
 // op(B) packed once for many products with the same right operand. gemm copies op(B) into the
 // layout its kernel reads (panels of NR columns per K block) at every call; an RNN multiplies
 // by the same W_hh at every time step, and its backward by the same W, so packing it once per
 // sequence saves T - 1 copies of the whole matrix. The pack holds its own copy, taken when it
 // is made: the matrix must not change while the pack is in use. Products with it give the
 // same bits as gemm with the matrix itself (the same kernel reads the same numbers).
+// It is packed for the calling thread's precision when it is made (for BFloat16, rounded, in
+// the layout of bf16_kernel()); a product at the other precision, or after a switch of kernel,
+// packs op(B) from the matrix as gemm does.
+struct PackedRightAccess;
 class PackedRight {
  public:
   PackedRight(const Tensor& b, bool trans_b);  // op(b): b (K, N), or b^T when trans_b
@@ -52,11 +121,15 @@ class PackedRight {
 
  private:
   friend void gemm(int64_t, const real*, bool, const PackedRight&, real*, const real*, bool, const real*);
+  friend struct PackedRightAccess;  // its bfloat16 packing (tensor/gemm.cpp)
   Tensor source_;  // the matrix itself (tiny products, and another kernel path, read it)
   bool trans_b_;
   int64_t K_ = 0, N_ = 0;
   KernelPath path_;  // the kernel whose layout packed_ has
   Tensor packed_;    // op(b) in that layout
+  MatmulPrecision precision_ = MatmulPrecision::Float32;  // what packed_ was packed for
+  int bf16_kernel_ = 0;  // for BFloat16: which bf16 kernel's layout (tensor/gemm.cpp)
+  Tensor rounded_;       // for the portable BFloat16 kernel: the matrix rounded to bfloat16
 };
 // C (+)= op(A) op(B) (+ bias), as gemm above, with op(B) packed beforehand: A (M, K).
 void gemm(int64_t M, const real* A, bool trans_a, const PackedRight& b, real* C, const real* bias = nullptr,
