@@ -100,6 +100,32 @@ Variable& Variable::set_name(std::string name) {
 Variable Variable::detach() const { return Variable(value(), false); }
 
 // ================================================================================================
+// Gradient shards (variable.h): a thread's backward adds the gradients of leaves to its shard.
+
+namespace {
+thread_local GradientShard* tls_shard = nullptr;  // the innermost CollectGradients' shard, or none
+}  // namespace
+
+// Where a gradient for `in` is added: its own .grad, or, for a leaf while this thread collects
+// into a shard, the shard's tensor for it.
+Tensor& gradient_slot(const Edge& in) {
+  if (tls_shard && in.is_leaf()) return tls_shard->grads_[&in.meta()];
+  return in.meta().grad;
+}
+
+Tensor GradientShard::take(const Variable& leaf) {
+  check(leaf.defined(), "GradientShard::take: the Variable is undefined");
+  const auto it = grads_.find(leaf.impl_->meta.get());
+  if (it == grads_.end()) return Tensor();
+  Tensor g = std::move(it->second);
+  grads_.erase(it);
+  return g;
+}
+
+CollectGradients::CollectGradients(GradientShard& shard) : previous_(tls_shard) { tls_shard = &shard; }
+CollectGradients::~CollectGradients() { tls_shard = previous_; }
+
+// ================================================================================================
 // Node::add_grad - where gradients meet: shape-checked, and always added, never assigned.
 
 // [docs:add_grad]
@@ -108,7 +134,7 @@ void Node::add_grad(size_t i, const Tensor& g) {
   if (!in.requires_grad()) return;
   check(g.shape() == in.shape(), op, ": gradient for input ", i, " has the wrong shape; expected ",
         in.shape(), ", got ", g.shape());
-  Tensor& acc = in.meta().grad;
+  Tensor& acc = gradient_slot(in);  // in.meta().grad, unless a GradientShard collects this leaf's
   if (!acc.defined()) {
     acc = g;  // may share storage with g: the next addition checks is_unique() first
   } else if (acc.is_unique()) {
@@ -123,7 +149,7 @@ void Node::add_grad(size_t i, const Tensor& g) {
 void Node::add_grad_into(size_t i, const std::function<void(Tensor&, bool)>& write) {
   const Edge& in = inputs[i];
   if (!in.requires_grad()) return;
-  Tensor& acc = in.meta().grad;
+  Tensor& acc = gradient_slot(in);
   auto run = [&](Tensor& out, bool accumulate) {
     try {
       write(out, accumulate);
@@ -145,7 +171,7 @@ void Node::add_grad_slice(size_t i, int axis, int64_t start, const Tensor& g) {
   expect[axis] = g.dim() == static_cast<int64_t>(in.shape().size()) ? g.shape()[axis] : -1;
   check(g.shape() == expect, op, ": gradient for input ", i, " has the wrong shape; expected ", expect, ", got ",
         g.shape());
-  Tensor& acc = in.meta().grad;
+  Tensor& acc = gradient_slot(in);
   if (!acc.defined()) {
     acc = slice_add(in.shape(), axis, start, g);  // the first gradient: zeros around g
     return;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -90,6 +91,7 @@ class Variable {
  private:
   struct Impl;  // the value and a share of the AutogradMeta
   friend class Edge;
+  friend class GradientShard;  // finds a leaf's gradient by its AutogradMeta
   friend Variable make_result(const char*, Tensor, std::vector<Variable>, std::function<void(const Tensor&, Node&)>);
   std::shared_ptr<Impl> impl_;
 };
@@ -151,6 +153,41 @@ struct Node {
 // and some input requires grad, the result carries a Node with `backward`; otherwise it is a
 // plain constant and `backward` is dropped. Every op in ops.h ends with this call.
 Variable make_result(const char* op, Tensor value, std::vector<Variable> inputs, BackwardFn backward);
+
+// ------------------------------------------------------------------------------------------------
+// Gradient shards: where the gradients of leaves go (data parallelism, nn/optim/data_parallel.h)
+//
+// Data parallelism runs one model on R parts of a batch at once, each part's forward and backward
+// on its own thread with its own graph. The graphs share the parameters, which are leaves, so
+// their backward passes would add into the same .grad at the same time. A GradientShard is one
+// part's own gradients: while a CollectGradients scope for it lives on a thread, every gradient
+// that thread's backward adds to a leaf goes into the shard's tensor for that leaf instead, and
+// the leaf's .grad stays as it was. The caller then sums the shards in a fixed order (what
+// PyTorch's DistributedDataParallel does across processes with an all-reduce). Gradients of
+// results that are not leaves stay where they always are: each graph has its own.
+//   GradientShard shard;
+//   { CollectGradients into(shard); loss.backward(); }   // weight.grad() unchanged
+//   Tensor g = shard.take(weight);                        // d(loss)/d(weight), or undefined
+class GradientShard {
+ public:
+  // The gradient collected for `leaf` (undefined if none arrived), moved out of the shard.
+  Tensor take(const Variable& leaf);
+
+ private:
+  friend Tensor& gradient_slot(const Edge& in);  // variable.cpp: where add_grad adds
+  std::unordered_map<const AutogradMeta*, Tensor> grads_;
+};
+// While it lives, this thread's backward() adds the gradients of leaves to `shard`. Scopes nest.
+class CollectGradients {
+ public:
+  explicit CollectGradients(GradientShard& shard);
+  ~CollectGradients();
+  CollectGradients(const CollectGradients&) = delete;
+  CollectGradients& operator=(const CollectGradients&) = delete;
+
+ private:
+  GradientShard* previous_;
+};
 
 // ------------------------------------------------------------------------------------------------
 // Gradient mode

@@ -1,7 +1,8 @@
 // bench/bench_flags.h - the command lines of bench_train, bench_cores and bench_bpe, parsed
 // apart from running them, so that tests/bench/test_bench_flags.cpp can pin every message a
 // mistyped flag gets.
-//   bench_train --workload lstm_attn|transformer|transformer_varlen  --threads T or T1,T2,...  --steps N  --warmup W  --decode
+//   bench_train --workload lstm_attn|transformer|transformer_varlen  --threads T or T1,T2,...
+//               [--replicas R or R1,R2,...]  [--precision fp32|bf16]  --steps N  --warmup W  --decode
 //   bench_cores [--threads T]
 //   bench_bpe CORPUS.tsv [MERGES]   or   bench_bpe --zipf N [MERGES]
 #pragma once
@@ -17,7 +18,9 @@ namespace seqgrad::bench {
 
 struct TrainBenchFlags {
   std::string workload;
-  std::vector<int64_t> threads{1};  // one count, or several to interleave step by step
+  std::vector<int64_t> threads{1};   // one count, or several to interleave step by step
+  std::vector<int64_t> replicas{1};  // data-parallel shards: one for every thread count, or one each
+  std::string precision = "fp32";    // or bf16
   int64_t steps = 30, warmup = 5;
   bool decode = false;
 };
@@ -35,8 +38,9 @@ inline int64_t parse_count(const std::string& flag, const std::string& text, int
   return v;
 }
 
-// "2" or "1,2": thread counts from 1 to 256, none twice.
-inline std::vector<int64_t> parse_counts(const std::string& flag, const std::string& text) {
+// "2" or "1,2": counts from 1 to 256 (of threads, or of what `noun` names).
+inline std::vector<int64_t> parse_counts(const std::string& flag, const std::string& text,
+                                         const std::string& noun = "thread") {
   std::vector<int64_t> counts;
   size_t start = 0;
   for (;;) {
@@ -45,9 +49,7 @@ inline std::vector<int64_t> parse_counts(const std::string& flag, const std::str
     char* end = nullptr;
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v < 1 || v > 256)
-      fail(flag + " expects a thread count from 1 to 256, or a comma-separated list of them, got '" + text + "'");
-    if (std::find(counts.begin(), counts.end(), v) != counts.end())
-      fail(flag + " lists thread count " + std::to_string(v) + " twice, in '" + text + "'");
+      fail(flag + " expects a " + noun + " count from 1 to 256, or a comma-separated list of them, got '" + text + "'");
     counts.push_back(v);
     if (comma == std::string::npos) return counts;
     start = comma + 1;
@@ -59,6 +61,7 @@ inline std::vector<int64_t> parse_counts(const std::string& flag, const std::str
 // Throws std::invalid_argument naming the flag, what it expects and what it got.
 inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& args) {
   TrainBenchFlags f;
+  std::string threads_text;  // as given, for the message about a repeated count
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--decode") {
@@ -69,8 +72,13 @@ inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& a
     const std::string& value = args[++i];
     if (flag == "--workload")
       f.workload = value;
-    else if (flag == "--threads")
+    else if (flag == "--threads") {
       f.threads = detail::parse_counts(flag, value);
+      threads_text = value;
+    } else if (flag == "--replicas")
+      f.replicas = detail::parse_counts(flag, value, "replica");
+    else if (flag == "--precision")
+      f.precision = value;
     else if (flag == "--steps")
       f.steps = detail::parse_count(flag, value, 1);
     else if (flag == "--warmup")
@@ -80,7 +88,23 @@ inline TrainBenchFlags parse_train_bench_flags(const std::vector<std::string>& a
   }
   if (f.workload != "lstm_attn" && f.workload != "transformer" && f.workload != "transformer_varlen")
     detail::fail("--workload expects lstm_attn, transformer or transformer_varlen, got '" + f.workload + "'");
+  if (f.precision != "fp32" && f.precision != "bf16")
+    detail::fail("--precision expects fp32 or bf16, got '" + f.precision + "'");
+  // Each configuration a step runs in: (threads[i], replicas[i]), or every count with one R.
+  const bool one_r = f.replicas.size() == 1;
+  if (one_r) f.replicas.assign(f.threads.size(), f.replicas[0]);
+  if (f.replicas.size() != f.threads.size())
+    detail::fail("--replicas lists " + std::to_string(f.replicas.size()) + " counts for " +
+                 std::to_string(f.threads.size()) + " thread counts; expected one, or one per thread count");
+  for (size_t i = 0; i < f.threads.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (f.threads[i] == f.threads[j] && f.replicas[i] == f.replicas[j])
+        detail::fail(one_r ? "--threads lists thread count " + std::to_string(f.threads[i]) + " twice, in '" +
+                                 threads_text + "'"
+                         : "--threads and --replicas list " + std::to_string(f.threads[i]) + " threads with " +
+                               std::to_string(f.replicas[i]) + " replicas twice");
   if (f.decode && f.workload != "transformer") detail::fail("--decode needs --workload transformer");
+  if (f.decode && f.replicas[0] != 1) detail::fail("--decode times decoding, which has no replicas; drop --replicas");
   if (f.decode && f.threads.size() > 1)
     detail::fail("--decode takes one thread count, got a list of " + std::to_string(f.threads.size()));
   return f;

@@ -22,16 +22,22 @@
 //                the figure to compare.
 //
 //   make bench && build/bench_train --workload lstm_attn|transformer|transformer_varlen [--threads T[,T...]]
+//                                   [--replicas R[,R...]] [--precision fp32|bf16]
 //                                   [--steps N] [--warmup W] [--decode]
 // prints one line
 //   workload=<w> threads=<t> ms_per_step=<median> peak_rss_mb=<m> kernel=<gemm kernel>
+// (with " replicas=R" after the threads when R > 1: --replicas R cuts each batch into R shards,
+// each run forward and backward on its own thread, nn/optim/data_parallel.h; and with
+// --precision bf16, "kernel=<gemm kernel>+<bf16 kernel> precision=bf16": the matrix products
+// take bfloat16 inputs, tensor/matmul.h)
 // with the median over the measured steps, after the warm-up steps (defaults 30 and 5), and
 // the process's peak resident memory. --decode (transformer only) prints instead the speed of
 // greedy decoding 20 tokens for the batch of 64, with and without the key/value cache:
 //   workload=transformer_decode threads=<t> cache=on tokens_per_s=<median> ...
 //
 // --threads 1,2 (a list) trains one model, switching the pool between the thread counts after
-// every step, and prints a line per count; N and W count rounds (one step per count each). On a
+// every step, and prints a line per count (--replicas 1,2 beside it pairs each count with its
+// own R: --threads 1,2 --replicas 1,2 interleaves 1 thread unsharded with 2 threads on 2 shards); N and W count rounds (one step per count each). On a
 // machine shared with other work the load drifts over seconds, and two separate runs can see
 // different machines; steps interleaved a few milliseconds apart see the same one. stderr then
 // also gets the median over the rounds of the first count's step time over each other's. (Each
@@ -162,52 +168,64 @@ struct VarlenLengths {
   }
 };
 
-// One step: fresh random data, forward, loss, backward, Adam. Returns the loss.
-using StepFn = std::function<real()>;
+// One step: fresh random data, forward, loss, backward, Adam. Returns the loss. With `replicas`
+// R > 1, the batch's rows are cut into R shards, each run forward and backward on its own
+// thread, and their gradients summed (nn/optim/data_parallel.h); every shard has as many target
+// tokens per row, so shard k's mean loss is weighted by its share of the rows.
+using StepFn = std::function<real(int64_t replicas)>;
+
+// The loss of one batch (or shard): src (B, S), tgt (B, T + 1) -> the mean cross-entropy.
+using LossFn = std::function<Variable(const Tensor& src, const Tensor& tgt)>;
 
 StepFn make_step(const std::string& workload, std::shared_ptr<nn::Module>& keep,
                  std::unique_ptr<nn::Adam>& optimizer) {
-  const std::vector<int64_t> src_lengths(kBatch, kSrcLen);
+  LossFn loss_of;
+  std::function<std::pair<int64_t, int64_t>()> lengths = [] { return std::make_pair(kSrcLen, kTgtLen); };
   if (workload == "lstm_attn") {
     auto model = std::make_shared<LstmAttn>();
     keep = model;
-    optimizer = std::make_unique<nn::Adam>(model->parameters(), nn::AdamOptions(1e-3));
-    nn::Adam* opt = optimizer.get();
-    return [model, opt]() -> real {
-      const Tensor src = random_ids(kBatch, kSrcLen), tgt = random_ids(kBatch, kTgtLen + 1);
-      const Tensor tgt_in = slice(tgt, 1, 0, kTgtLen), tgt_out = slice(tgt, 1, 1, kTgtLen + 1);
-      opt->zero_grad();
-      Variable loss = cross_entropy(model->forward(src, tgt_in), tgt_out);
-      loss.backward();
-      opt->step();
-      return loss.item();
+    loss_of = [model](const Tensor& src, const Tensor& tgt) {
+      const int64_t T = tgt.size(1) - 1;
+      return cross_entropy(model->forward(src, slice(tgt, 1, 0, T)), slice(tgt, 1, 1, T + 1));
     };
+  } else {
+    auto model = std::make_shared<nn::Transformer>(transformer_options());
+    keep = model;
+    loss_of = [model](const Tensor& src, const Tensor& tgt) {
+      const int64_t B = src.size(0), S = src.size(1), T = tgt.size(1) - 1;
+      return cross_entropy(model->forward(src, std::vector<int64_t>(B, S), slice(tgt, 1, 0, T)), slice(tgt, 1, 1, T + 1));
+    };
+    if (workload == "transformer_varlen") {
+      auto varlen = std::make_shared<VarlenLengths>();
+      lengths = [varlen] {
+        const int64_t S = varlen->next(), T = varlen->next();
+        return std::make_pair(S, T);
+      };
+    }
   }
-  auto model = std::make_shared<nn::Transformer>(transformer_options());
-  keep = model;
-  optimizer = std::make_unique<nn::Adam>(model->parameters(), nn::AdamOptions(1e-3));
+  optimizer = std::make_unique<nn::Adam>(keep->parameters(), nn::AdamOptions(1e-3));
   nn::Adam* opt = optimizer.get();
-  if (workload == "transformer_varlen") {
-    auto lengths = std::make_shared<VarlenLengths>();
-    return [model, opt, lengths]() -> real {
-      const int64_t S = lengths->next(), T = lengths->next();
-      const Tensor src = random_ids(kBatch, S), tgt = random_ids(kBatch, T + 1);
-      const Tensor tgt_in = slice(tgt, 1, 0, T), tgt_out = slice(tgt, 1, 1, T + 1);
-      opt->zero_grad();
-      Variable loss = cross_entropy(model->forward(src, std::vector<int64_t>(kBatch, S), tgt_in), tgt_out);
-      loss.backward();
-      opt->step();
-      return loss.item();
-    };
-  }
-  return [model, opt, src_lengths]() -> real {
-    const Tensor src = random_ids(kBatch, kSrcLen), tgt = random_ids(kBatch, kTgtLen + 1);
-    const Tensor tgt_in = slice(tgt, 1, 0, kTgtLen), tgt_out = slice(tgt, 1, 1, kTgtLen + 1);
+  const std::vector<Variable> params = keep->parameters();
+  auto stream = std::make_shared<uint64_t>(0);
+  return [loss_of, lengths, opt, params, stream](int64_t replicas) -> real {
+    const auto [S, T] = lengths();
+    const Tensor src = random_ids(kBatch, S), tgt = random_ids(kBatch, T + 1);
     opt->zero_grad();
-    Variable loss = cross_entropy(model->forward(src, src_lengths, tgt_in), tgt_out);
-    loss.backward();
+    real value = 0;
+    if (replicas == 1) {
+      Variable loss = loss_of(src, tgt);
+      loss.backward();
+      value = loss.item();
+    } else {
+      const std::vector<real> parts = nn::data_parallel_backward(params, replicas, (*stream)++, [&](int64_t k) {
+        const auto [b0, b1] = nn::shard_range(kBatch, replicas, k);
+        const real share = static_cast<real>(b1 - b0) / static_cast<real>(kBatch);
+        return loss_of(slice(src, 0, b0, b1), slice(tgt, 0, b0, b1)) * share;
+      });
+      for (real part : parts) value += part;
+    }
     opt->step();
-    return loss.item();
+    return value;
   };
 }
 
@@ -244,7 +262,7 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr,
                  "bench_train: %s\nusage: bench_train --workload lstm_attn|transformer|transformer_varlen "
-                 "[--threads T[,T...]] "
+                 "[--threads T[,T...]] [--replicas R[,R...]] [--precision fp32|bf16] "
                  "[--steps N] [--warmup W] [--decode]\n",
                  e.what());
     return 2;
@@ -254,6 +272,7 @@ int main(int argc, char** argv) {
   const int64_t steps = flags.steps, warmup = flags.warmup;
   const bool decode = flags.decode;
   set_num_threads(static_cast<int>(threads[0]));
+  set_matmul_precision(flags.precision == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32);
   manual_seed(0);
   if (decode) {
     bench_decode(static_cast<int>(threads[0]), steps);
@@ -263,34 +282,43 @@ int main(int argc, char** argv) {
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<nn::Adam> optimizer;
   const StepFn step = make_step(workload, model, optimizer);
+  // The configurations a step runs in, interleaved: (threads[c], replicas[c]).
+  const std::vector<int64_t>& replicas = flags.replicas;
   const size_t counts = threads.size();
   for (int64_t s = 0; s < warmup; ++s)
-    for (int64_t t : threads) {
-      set_num_threads(static_cast<int>(t));
-      step();
+    for (size_t c = 0; c < counts; ++c) {
+      set_num_threads(static_cast<int>(threads[c]));
+      step(replicas[c]);
     }
-  std::vector<std::vector<double>> ms(counts), cpu(counts);  // per thread count, per round
+  std::vector<std::vector<double>> ms(counts), cpu(counts);  // per configuration, per round
   real loss = 0;
   for (int64_t s = 0; s < steps; ++s)
     for (size_t c = 0; c < counts; ++c) {
       set_num_threads(static_cast<int>(threads[c]));
       const double t0 = now_ms(), c0 = cpu_ms();
-      loss = step();
+      loss = step(replicas[c]);
       ms[c].push_back(now_ms() - t0);
       cpu[c].push_back(cpu_ms() - c0);
     }
+  // What a configuration is called on the lines: "threads=2", "threads=2 replicas=2".
+  auto config = [&](size_t c) {
+    std::string name = "threads=" + std::to_string(threads[c]);
+    if (replicas[c] != 1) name += " replicas=" + std::to_string(replicas[c]);
+    return name;
+  };
+  const std::string precision = flags.precision == "fp32" ? "" : " precision=" + flags.precision;
+  const std::string kernel = flags.precision == "fp32" ? gemm_kernel() : std::string(gemm_kernel()) + "+" + bf16_kernel();
   for (size_t c = 0; c < counts; ++c) {
-    std::printf("workload=%s threads=%lld ms_per_step=%.2f peak_rss_mb=%.1f kernel=%s\n", workload.c_str(),
-                static_cast<long long>(threads[c]), median(ms[c]), peak_rss_mb(), gemm_kernel());
-    std::fprintf(stderr, "# threads=%lld cpu_ms_per_step=%.2f (median CPU time of the process)\n",
-                 static_cast<long long>(threads[c]), median(cpu[c]));
+    std::printf("workload=%s %s ms_per_step=%.2f peak_rss_mb=%.1f kernel=%s%s\n", workload.c_str(), config(c).c_str(),
+                median(ms[c]), peak_rss_mb(), kernel.c_str(), precision.c_str());
+    std::fprintf(stderr, "# %s cpu_ms_per_step=%.2f (median CPU time of the process)\n", config(c).c_str(),
+                 median(cpu[c]));
   }
   for (size_t c = 1; c < counts; ++c) {
     std::vector<double> ratio;
     for (int64_t s = 0; s < steps; ++s) ratio.push_back(ms[0][s] / ms[c][s]);
-    std::fprintf(stderr, "# interleaved: threads=%lld step / threads=%lld step, median over %lld rounds: %.3f\n",
-                 static_cast<long long>(threads[0]), static_cast<long long>(threads[c]),
-                 static_cast<long long>(steps), median(ratio));
+    std::fprintf(stderr, "# interleaved: %s step / %s step, median over %lld rounds: %.3f\n", config(0).c_str(),
+                 config(c).c_str(), static_cast<long long>(steps), median(ratio));
   }
   std::fprintf(stderr, "# last loss %.9g\n", static_cast<double>(loss));
   return 0;

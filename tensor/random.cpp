@@ -66,10 +66,17 @@ void Generator::set_state(const std::string& state) {
   std::memcpy(&spare_normal_, &spare_bits, sizeof spare_bits);
 }
 
+namespace {
+thread_local Generator* tls_generator = nullptr;  // the innermost GeneratorScope's, or none
+}  // namespace
+
 Generator& default_generator() {
   static Generator generator;
-  return generator;
+  return tls_generator ? *tls_generator : generator;
 }
+
+GeneratorScope::GeneratorScope(Generator& g) : previous_(tls_generator) { tls_generator = &g; }
+GeneratorScope::~GeneratorScope() { tls_generator = previous_; }
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 

@@ -43,7 +43,23 @@ class Generator {
 
 // The process-wide generator. Copy it to save its state, assign to restore it:
 //   Generator saved = default_generator(); ...; default_generator() = saved;
+// While a GeneratorScope lives on a thread, that thread gets the scope's generator instead.
 Generator& default_generator();
 void manual_seed(uint64_t seed);
+
+// While it lives, default_generator() on this thread is `g`: everything random the thread draws
+// (dropout masks, sampled attention) comes from `g`, and the process-wide generator is not
+// advanced. For work split over threads whose random draws must not depend on which thread
+// runs first: each part draws from its own stream (nn/optim/data_parallel.h). Scopes nest.
+class GeneratorScope {
+ public:
+  explicit GeneratorScope(Generator& g);
+  ~GeneratorScope();
+  GeneratorScope(const GeneratorScope&) = delete;
+  GeneratorScope& operator=(const GeneratorScope&) = delete;
+
+ private:
+  Generator* previous_;
+};
 
 }  // namespace seqgrad

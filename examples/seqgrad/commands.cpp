@@ -259,11 +259,13 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
           {"batch", std::to_string(kTranslateBatch),
            "sentences decoded at once, at most (from stdin: the lines that have arrived; the same translations for any N)"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores; the same translations for any number)"},
+          {"precision", "fp32", "fp32, or bf16: matrix products take bfloat16 inputs and sum in float32"},
           {"scores", "false", "print log P(translation | source) and a tab before each translation", true}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model"), "seqgrad translate: --model MODEL is required");
   TranslateOptions options = translate_options(a);
+  const MatmulPrecisionScope precision(precision_flag(a));
   options.nbest = a.integer("nbest", 1, 64);
   options.sample = a.on("sample");
   options.temperature = static_cast<real>(a.number("temperature", 1e-3, 1e3));
@@ -366,11 +368,13 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
           {"length-penalty", "0.6", "beam search ranks by log P / ((5 + length) / 6)^A (0: by log P alone)"},
           {"batch", std::to_string(kTranslateBatch), "sentences decoded at once (the same scores for any N)"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores; the same scores for any number)"},
+          {"precision", "fp32", "fp32, or bf16: matrix products take bfloat16 inputs and sum in float32"},
           {"show", "0", "also print the first N translations beside their references"}});
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.given("model") && a.given("data"), "seqgrad eval: --model MODEL and --data FILE are required");
   const TranslateOptions options = translate_options(a);
+  const MatmulPrecisionScope precision(precision_flag(a));
   const int64_t show = a.integer("show", 0, 1000000);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));

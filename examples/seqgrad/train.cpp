@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "examples/seqgrad/translator.h"
 #include "io/json.h"
 #include "io/atomic_file.h"
+#include "nn/optim/data_parallel.h"
 #include "nn/optim/optim.h"
 #include "nn/optim/schedule.h"
 #include "tensor/check.h"
@@ -57,6 +59,10 @@ void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::func
   if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
   check(lo <= hi, a.program(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
   data::for_each_pair(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed), each);
+}
+
+MatmulPrecision precision_flag(const Args& a) {
+  return a.choice("precision", {"fp32", "bf16"}) == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;
 }
 
 std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
@@ -137,6 +143,11 @@ std::vector<FlagSpec> train_tool_flags() {
           {"label-smoothing", "0", "label smoothing epsilon"},
           {"seed", "0", "random seed"},
           {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores)"},
+          {"replicas", "1", "data parallelism: cut each batch into R fixed shards, each run forward and backward on "
+                            "its own thread, their gradients summed in a fixed order (the numbers depend on R, never "
+                            "on --threads; give --threads R or more)"},
+          {"precision", "fp32", "fp32, or bf16: matrix products take bfloat16 inputs and sum in float32 (mixed "
+                                "precision; weights, optimizer state, the loss and checkpoints stay float32)"},
           {"src-tokens", "", "space, char or bpe (subwords learned from the training data; default: char for date, else space)"},
           {"tgt-tokens", "", "space, char or bpe (default: char for date, else space)"},
           {"bpe-merges", std::to_string(data::kDefaultBpeMerges), "merges (subwords beyond the characters) each bpe side "
@@ -175,6 +186,8 @@ struct Settings {
   std::string optimizer, schedule;
   int64_t warmup = 0;                                // --warmup (0: the default rule)
   int64_t accumulate = 1, valid_every = 0, patience = 0, keep_last = 0;
+  int64_t replicas = 1;                               // --replicas: shards of each batch
+  MatmulPrecision precision = MatmulPrecision::Float32;  // --precision
   std::string best_by = "loss";
   uint64_t seed = 0;
   std::string out_path;
@@ -334,6 +347,13 @@ Settings configure(const Args& given) {
   s.smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
   s.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   s.threads = a.integer("threads", 0, 256);
+  s.replicas = a.integer("replicas", 1, 256);
+  // REINFORCE's running baseline is one number that every batch updates in turn (b <- 0.9 b + 0.1
+  // mean loss): shards running at once would update it in whichever order they finish.
+  check(s.replicas == 1 || !c.options.has("hard_attention") || !c.options.on("hard_attention"),
+        "seqgrad train: --replicas ", s.replicas, " cannot train --hard-attention: its REINFORCE baseline is a running "
+        "mean that each batch updates in turn, which shards running at once cannot share; give --replicas 1");
+  s.precision = precision_flag(a);
   s.min_freq = a.integer("min-freq", 1, 1000000);
   s.out_path = a.text("out");
   // Every file the run will write is checked now, not after an epoch of training.
@@ -665,11 +685,40 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
                 step, " of epoch ", epoch, ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ",
                 s.lr, "), or --detect-anomaly to find the op that first made a NaN or an infinity");
   };
-  // The target tokens of a batch, for the progress bar's tokens per second.
+  // The target tokens of a batch: for the progress bar's tokens per second, and the shards' weights.
   auto target_tokens = [](const data::Batch& b) {
     int64_t tokens = 0;
     for (int64_t n : b.tgt_lengths) tokens += n;
     return tokens;
+  };
+  // --replicas R > 1: one batch (its pairs' indices) cut into R fixed shards (nn/optim/data_parallel.h),
+  // each run forward and backward on its own thread. Returns the batch's loss, whose gradient
+  // times `scale` is added to the parameters' .grad, and its target tokens. Shard k's loss, a mean
+  // over its own target tokens, is weighted by its share of the batch's tokens, so that the
+  // weighted sum is the batch's loss and its gradient the batch's gradient. Its random draws come
+  // from a stream of the run's seed and the batch's number in the run.
+  const std::vector<Variable> parameters = t.module().parameters();
+  auto train_on_shards = [&](const std::vector<size_t>& rows, real scale, int64_t number) -> std::pair<real, int64_t> {
+    const int64_t n = static_cast<int64_t>(rows.size()), shards = std::min(s.replicas, n);
+    std::vector<data::Batch> parts;
+    std::vector<int64_t> tokens;
+    int64_t total = 0;
+    for (int64_t k = 0; k < shards; ++k) {
+      const auto [begin, end] = nn::shard_range(n, shards, k);
+      parts.push_back(train.batch(std::vector<size_t>(rows.begin() + begin, rows.begin() + end)));
+      tokens.push_back(target_tokens(parts.back()));
+      total += tokens.back();
+    }
+    auto share = [&](int64_t k) { return static_cast<real>(tokens[static_cast<size_t>(k)]) / static_cast<real>(total); };
+    std::vector<real> losses(static_cast<size_t>(shards));  // each shard's own mean
+    nn::data_parallel_backward(parameters, shards, nn::shard_seed(s.seed, static_cast<uint64_t>(number)), [&](int64_t k) {
+      const Variable loss = t.loss(parts[static_cast<size_t>(k)], s.smoothing);
+      losses[static_cast<size_t>(k)] = loss.item();
+      return loss * (share(k) * scale);
+    });
+    real loss = 0;  // the batch's: sum_k share_k loss_k
+    for (int64_t k = 0; k < shards; ++k) loss += share(k) * losses[static_cast<size_t>(k)];
+    return {loss, total};
   };
 
   out_of_time = false;
@@ -691,14 +740,22 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
       opt.zero_grad();
       double group_loss = 0;
       for (int64_t k = 0; k < group; ++k) {
-        const data::Batch b = train.batch(batches[static_cast<size_t>(step)]);
-        Variable loss = t.loss(b, s.smoothing);
-        if (group > 1) (loss * (real(1) / static_cast<real>(group))).backward();
-        else loss.backward();
-        const real l = loss.item();
+        const std::vector<size_t>& rows = batches[static_cast<size_t>(step)];
+        real l = 0;
+        int64_t tokens = 0;
+        if (s.replicas == 1) {
+          const data::Batch b = train.batch(rows);
+          Variable loss = t.loss(b, s.smoothing);
+          if (group > 1) (loss * (real(1) / static_cast<real>(group))).backward();
+          else loss.backward();
+          l = loss.item();
+          tokens = target_tokens(b);
+        } else {  // --replicas
+          std::tie(l, tokens) = train_on_shards(rows, real(1) / static_cast<real>(group), (epoch - 1) * batches_per_epoch + step);
+        }
         total += l;
         group_loss += l;
-        bar.update(++step, {{"loss", l}}, target_tokens(b));
+        bar.update(++step, {{"loss", l}}, tokens);
         stop_if_diverged(l, epoch, step);
       }
       if (s.clip > 0) nn::clip_grad_norm(t.module().parameters(), s.clip);
@@ -813,6 +870,7 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
         given.positional().empty() ? "" : given.positional()[0], "'");
   Settings s = configure(given);
   if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
+  const MatmulPrecisionScope precision(s.precision);  // this thread's products (the pool's threads are told per product)
   const DetectAnomalyGuard anomaly(s.args.on("detect-anomaly"));
   manual_seed(s.seed);
   Data d = load_data(s, out);

@@ -13,6 +13,7 @@
 
 #include "data/tasks.h"
 #include "examples/common/args.h"
+#include "tensor/matmul.h"
 
 namespace seqgrad::cli {
 
@@ -27,6 +28,9 @@ std::string svg_path_for(const std::string& checkpoint);
 // "runs/m.safetensors", 3 -> "runs/m.epoch3.safetensors": an epoch's model, with --keep-last.
 std::string epoch_path_for(const std::string& checkpoint, int64_t epoch);
 
+// --precision (train, translate, eval): fp32, or bf16 for matrix products with bfloat16 inputs
+// and float32 sums (tensor/matmul.h, MatmulPrecision).
+MatmulPrecision precision_flag(const Args& a);
 // `seqgrad train WORDS...`: 0 when finished, 128 + n when signal n stopped it (after saving a
 // resume file); errors are exceptions (commands.h turns them into one line and exit code 2).
 int cmd_train(const std::vector<std::string>& words, std::ostream& out);

@@ -41,6 +41,16 @@ TEST_CASE("bench_train flags: defaults, one thread count, and a list to interlea
   CHECK(f.warmup == 0);
   CHECK(parse_train_bench_flags({"--workload", "transformer", "--decode", "--threads", "2"}).decode);
   CHECK(parse_train_bench_flags({"--workload", "transformer_varlen"}).workload == "transformer_varlen");
+  // --replicas: one R for every thread count, or one per count; --precision.
+  CHECK(d.replicas == std::vector<int64_t>{1});
+  CHECK(d.precision == "fp32");
+  const TrainBenchFlags r = parse_train_bench_flags({"--workload", "lstm_attn", "--threads", "1,2", "--replicas", "2"});
+  CHECK(r.replicas == std::vector<int64_t>{2, 2});
+  const TrainBenchFlags p = parse_train_bench_flags(
+      {"--workload", "lstm_attn", "--threads", "1,2,2", "--replicas", "1,1,2", "--precision", "bf16"});
+  CHECK(p.threads == std::vector<int64_t>{1, 2, 2});
+  CHECK(p.replicas == std::vector<int64_t>{1, 1, 2});
+  CHECK(p.precision == "bf16");
 }
 
 TEST_CASE("bench_train flags: each mistake is named with what was expected and what was given") {
@@ -58,6 +68,15 @@ TEST_CASE("bench_train flags: each mistake is named with what was expected and w
   CHECK(message({"--workload", "lstm_attn", "--threads", "1,"}) == bad_threads + ", got '1,'");
   CHECK(message({"--workload", "lstm_attn", "--threads", "1,x"}) == bad_threads + ", got '1,x'");
   CHECK(message({"--workload", "lstm_attn", "--threads", "2,1,2"}) == "--threads lists thread count 2 twice, in '2,1,2'");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "2,2", "--replicas", "2,2"}) ==
+        "--threads and --replicas list 2 threads with 2 replicas twice");
+  CHECK(message({"--workload", "lstm_attn", "--threads", "1,2", "--replicas", "1,2,3"}) ==
+        "--replicas lists 3 counts for 2 thread counts; expected one, or one per thread count");
+  CHECK(message({"--workload", "lstm_attn", "--replicas", "0"}) ==
+        "--replicas expects a replica count from 1 to 256, or a comma-separated list of them, got '0'");
+  CHECK(message({"--workload", "lstm_attn", "--precision", "fp16"}) == "--precision expects fp32 or bf16, got 'fp16'");
+  CHECK(message({"--workload", "transformer", "--decode", "--replicas", "2"}) ==
+        "--decode times decoding, which has no replicas; drop --replicas");
   CHECK(message({"--workload", "lstm_attn", "--decode"}) == "--decode needs --workload transformer");
   CHECK(message({"--workload", "transformer", "--decode", "--threads", "1,2"}) ==
         "--decode takes one thread count, got a list of 2");

@@ -306,6 +306,81 @@ TEST_CASE("seqgrad train --accumulate, --warmup, --valid-every, --best-by, --pat
       std::remove(cat("build/test_fs_", name, ext).c_str());
 }
 
+TEST_CASE("seqgrad train --replicas, --precision: R shards give the same weights on 1 and 2 threads, and resume bit for bit") {
+  // Data parallelism (nn/optim/data_parallel.h): the bits depend on R, never on --threads; R = 1
+  // is the plain step. The small Transformer has dropout (0.1 by default): each shard draws from
+  // its own stream.
+  auto run_of = [](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> words = small_run("build/test_dp_" + name + ".safetensors", "build/test_dp_" + name + ".log", 2);
+    words.insert(words.end(), extra.begin(), extra.end());
+    return words;
+  };
+  auto bytes = [](const std::string& name) { return read_file("build/test_dp_" + name + ".safetensors"); };
+  for (const auto& [name, extra] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"plain", {"--threads", "1"}},
+           {"r1", {"--threads", "2", "--replicas", "1"}},
+           {"r2t1", {"--threads", "1", "--replicas", "2"}},
+           {"r2t2", {"--threads", "2", "--replicas", "2"}},
+           {"r3t2", {"--threads", "2", "--replicas", "3"}},
+           {"bf16", {"--threads", "2", "--replicas", "2", "--precision", "bf16"}}}) {
+    const Result r = train(run_of(name, extra));
+    CAPTURE(name);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+  }
+  CHECK(bytes("r1") == bytes("plain"));
+  CHECK(bytes("r2t2") == bytes("r2t1"));
+  CHECK(read_file("build/test_dp_r2t2.log") == read_file("build/test_dp_r2t1.log"));
+  CHECK(bytes("r2t1") != bytes("plain"));  // other shards, other sums (and other dropout masks)
+  CHECK(bytes("r3t2") != bytes("r2t2"));
+  CHECK(bytes("bf16") != bytes("r2t2"));
+  // Each learns as the plain step does: the last 5 steps' mean loss well below the first's, and
+  // within 3% of the plain run's.
+  auto last_losses = [](const std::string& name) {
+    std::istringstream log(read_file("build/test_dp_" + name + ".log"));
+    std::vector<double> losses;
+    for (std::string epoch, step, loss; log >> epoch >> step >> loss;) losses.push_back(std::stod(loss));
+    REQUIRE(losses.size() == 2 * 23);
+    double last = 0;
+    for (size_t i = losses.size() - 5; i < losses.size(); ++i) last += losses[i] / 5;
+    CHECK(last < 0.85 * losses.front());
+    return last;
+  };
+  const double plain = last_losses("plain");
+  for (const char* name : {"r2t2", "r3t2", "bf16"}) {
+    CAPTURE(name);
+    CHECK(std::abs(last_losses(name) - plain) < 0.03 * plain);
+  }
+  // Stopped in epoch 2 and resumed: the same run, bit for bit (the flags travel in the resume file).
+  REQUIRE(train(run_of("cut", {"--threads", "2", "--replicas", "2", "--precision", "bf16"}), "epoch 2 ").code == 130);
+  const Result resumed = train({"--resume", "build/test_dp_cut.resume.safetensors", "--loss-log", "build/test_dp_cut.log",
+                                "--threads", "1"});
+  INFO(resumed.err);
+  REQUIRE(resumed.code == 0);
+  CHECK(read_file("build/test_dp_cut.log") == read_file("build/test_dp_bf16.log"));
+  CHECK(bytes("cut") == bytes("bf16"));
+  // A bf16 model translates and scores at either precision.
+  for (const char* precision : {"fp32", "bf16"}) {
+    const Result t = run({"translate", "--model", "build/test_dp_bf16.safetensors", "--precision", precision, "a b c"});
+    CHECK(t.code == 0);
+    CHECK(!t.out.empty());
+  }
+  // Mistakes are named.
+  CHECK(train({"--task", "copy", "--out", "build/x.safetensors", "--replicas", "0"}).err ==
+        "error: seqgrad train: --replicas expects a whole number from 1 to 256, got '0'\n");
+  CHECK(train({"--task", "copy", "--out", "build/x.safetensors", "--precision", "fp16"}).err ==
+        "error: seqgrad train: --precision expects one of fp32, bf16, got 'fp16'\n");
+  CHECK(run({"translate", "--model", "build/test_dp_bf16.safetensors", "--precision", "half", "a"}).err ==
+        "error: seqgrad translate: --precision expects one of fp32, bf16, got 'half'\n");
+  CHECK(train({"--task", "copy", "--model", "gru-attn", "--hard-attention", "--replicas", "2", "--out",
+               "build/x.safetensors"}).err ==
+        "error: seqgrad train: --replicas 2 cannot train --hard-attention: its REINFORCE baseline is a running mean "
+        "that each batch updates in turn, which shards running at once cannot share; give --replicas 1\n");
+  for (const char* name : {"plain", "r1", "r2t1", "r2t2", "r3t2", "bf16", "cut"})
+    for (const char* ext : {".safetensors", ".log", ".training.svg", ".resume.safetensors"})
+      std::remove(cat("build/test_dp_", name, ext).c_str());
+}
+
 TEST_CASE("seqgrad train --init-from: the run starts from the checkpoint's model, with its vocabularies") {
   const std::string base = "build/test_init_base.safetensors", tuned = "build/test_init_tuned.safetensors";
   REQUIRE(train(small_run(base, "build/test_init.log", 1)).code == 0);

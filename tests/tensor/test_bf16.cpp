@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "seqgrad.h"
 #include "tensor/bf16.h"
 #include "tensor/matmul.h"
 #include "tensor/random.h"
@@ -789,5 +791,64 @@ TEST_CASE("bf16 autograd: a small model's matmul and linear gradients, forward a
     }
     for (int64_t i = 0; i < B * I; ++i) same += x.grad().data()[i] == dx16[i];
     CHECK(same < B * I);
+  }
+}
+
+TEST_CASE("bf16 training: small versions of bench_train's two workloads track float32's loss on the reverse task") {
+  // The same model, the same data, the same 60 Adam steps, once in float32 and once with every
+  // product in bfloat16 (forward and backward, tensor/matmul.h): both learn, and the bfloat16
+  // run's loss over the last ten steps is within 3% of float32's. (When written, the LSTM's ended
+  // 0.3% and the Transformer's 0.9% from float32's.)
+  const int64_t V = 12, B = 16, S = 6;
+  auto batch = [&](int step) {  // reverse: the target is the source backwards
+    Generator g(100 + static_cast<uint64_t>(step));
+    Tensor src = zeros({B, S}), tgt_in = zeros({B, S}), tgt_out = zeros({B, S});
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t t = 0; t < S; ++t) src.data()[b * S + t] = static_cast<real>(4 + g.randint(V - 4));
+      for (int64_t t = 0; t < S; ++t) tgt_out.data()[b * S + t] = src.data()[b * S + S - 1 - t];
+      tgt_in.data()[b * S] = 1;  // <bos>, then the target shifted right
+      for (int64_t t = 1; t < S; ++t) tgt_in.data()[b * S + t] = tgt_out.data()[b * S + t - 1];
+    }
+    return std::vector<Tensor>{src, tgt_in, tgt_out};
+  };
+  const std::vector<int64_t> lengths(static_cast<size_t>(B), S);
+  auto run = [&](const std::string& kind, MatmulPrecision precision) {
+    manual_seed(21);
+    std::shared_ptr<nn::Module> keep;
+    std::function<Variable(const std::vector<Tensor>&)> loss_of;
+    if (kind == "lstm") {
+      auto m = std::make_shared<nn::AttentionSeq2Seq>(
+          nn::AttentionSeq2SeqOptions(V, V).with_cell("lstm").with_score("general").with_hidden_size(64).with_embed_dim(32));
+      keep = m;
+      loss_of = [m, &lengths](const std::vector<Tensor>& d) {
+        return cross_entropy(m->forward(d[0], lengths, d[1]).logits, d[2]);
+      };
+    } else {
+      auto m = std::make_shared<nn::Transformer>(
+          nn::TransformerOptions(V, V).with_d_model(64).with_nhead(4).with_dim_feedforward(128).with_num_layers(2).with_dropout(0));
+      keep = m;
+      loss_of = [m, &lengths](const std::vector<Tensor>& d) { return cross_entropy(m->forward(d[0], lengths, d[1]), d[2]); };
+    }
+    nn::Adam opt(keep->parameters(), nn::AdamOptions(real(3e-3)));
+    const MatmulPrecisionScope scope(precision);
+    std::vector<double> losses;
+    for (int step = 0; step < 60; ++step) {
+      opt.zero_grad();
+      const Variable loss = loss_of(batch(step));
+      loss.backward();
+      opt.step();
+      losses.push_back(loss.item());
+    }
+    double last = 0;
+    for (size_t i = losses.size() - 10; i < losses.size(); ++i) last += losses[i] / 10;
+    return std::make_pair(losses.front(), last);
+  };
+  for (const std::string kind : {"lstm", "transformer"}) {
+    CAPTURE(kind);
+    const auto fp32 = run(kind, MatmulPrecision::Float32), bf16 = run(kind, MatmulPrecision::BFloat16);
+    CHECK(fp32.second < 0.7 * fp32.first);  // it learns
+    CHECK(bf16.second < 0.7 * bf16.first);
+    CHECK(std::abs(bf16.second - fp32.second) < 0.03 * fp32.second);
+    MESSAGE(kind, ": last ten steps' loss, float32 ", fp32.second, ", bfloat16 ", bf16.second);
   }
 }

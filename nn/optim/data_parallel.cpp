@@ -1,0 +1,97 @@
+// nn/optim/data_parallel.cpp - the shards' forward and backward on the pool, then the fixed-order
+// sum of their gradients; see data_parallel.h.
+#include "nn/optim/data_parallel.h"
+
+#include <algorithm>
+
+#include "autograd/hooks.h"
+#include "tensor/check.h"
+#include "tensor/elementwise.h"
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/thread_pool.h"
+
+namespace seqgrad::nn {
+
+uint64_t shard_seed(uint64_t stream, int64_t shard) {
+  // splitmix64's finaliser (Steele, Lea and Flood 2014), applied twice: a bijection that mixes
+  // every input bit into every output bit.
+  auto mix = [](uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  return mix(mix(stream) ^ static_cast<uint64_t>(shard));
+}
+
+std::pair<int64_t, int64_t> shard_range(int64_t n, int64_t shards, int64_t k) {
+  check(shards >= 1 && k >= 0 && k < shards && n >= 0, "shard_range: expected 0 <= k < shards and n >= 0, got n = ", n,
+        ", shards = ", shards, ", k = ", k);
+  const int64_t base = n / shards, longer = n % shards;
+  const int64_t begin = k * base + std::min(k, longer);
+  return {begin, begin + base + (k < longer ? 1 : 0)};
+}
+
+// [docs:data_parallel_step]
+std::vector<real> data_parallel_backward(const std::vector<Variable>& parameters, int64_t replicas, uint64_t stream,
+                                         const std::function<Variable(int64_t shard)>& loss_of_shard) {
+  check(replicas >= 1, "data_parallel_backward: expected at least 1 replica, got ", replicas);
+  // What the calling thread has set and each shard's thread must have too.
+  const MatmulPrecision precision = matmul_precision();
+  const AutogradHooks hooks = autograd_hooks();
+
+  // 1. Each shard: forward and backward on one thread, gradients into the shard's own buffers.
+  std::vector<GradientShard> shards(static_cast<size_t>(replicas));
+  std::vector<real> losses(static_cast<size_t>(replicas));
+  parallel_for(0, replicas, /*grain=*/1, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const MatmulPrecisionScope same_precision(precision);
+      AutogradHooks& mine = autograd_hooks();
+      const AutogradHooks saved = mine;
+      mine = hooks;
+      try {
+        Generator generator(shard_seed(stream, k));
+        const GeneratorScope draws(generator);
+        const CollectGradients into(shards[static_cast<size_t>(k)]);
+        const Variable loss = loss_of_shard(k);
+        check(loss.defined() && loss.numel() == 1, "data_parallel_backward: shard ", k,
+              " must return a scalar loss, got ", loss.defined() ? "shape " + cat(loss.shape()) : "an undefined Variable");
+        losses[static_cast<size_t>(k)] = loss.item();
+        loss.backward();
+      } catch (...) {
+        mine = saved;
+        throw;
+      }
+      mine = saved;
+    }
+  });
+
+  // 2. The all-reduce: for each parameter, g_0 + g_1 + ... + g_{R-1}, in shard order, then added
+  // to its .grad. (Taking the gradients out of the shards is bookkeeping, done here; the sums
+  // run on the pool, one parameter per task.)
+  std::vector<std::vector<Tensor>> grads(parameters.size());
+  for (size_t p = 0; p < parameters.size(); ++p)
+    for (GradientShard& shard : shards) grads[p].push_back(shard.take(parameters[p]));
+  std::vector<Tensor> sums(parameters.size());
+  parallel_for(0, static_cast<int64_t>(parameters.size()), 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      Tensor& sum = sums[static_cast<size_t>(p)];
+      for (const Tensor& g : grads[static_cast<size_t>(p)]) {
+        if (!g.defined()) continue;
+        if (!sum.defined()) sum = g.is_unique() ? g : g.clone();
+        else sum.add_(g);
+      }
+    }
+  });
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    if (!sums[p].defined()) continue;
+    Variable param = parameters[p];
+    if (param.grad().defined()) sums[p] = param.grad() + sums[p];
+    param.set_grad(sums[p]);
+  }
+  return losses;
+}
+// [docs:end]
+
+}  // namespace seqgrad::nn
