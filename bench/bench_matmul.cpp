@@ -6,16 +6,21 @@
 //   build/bench_matmul --m 64 --k 128 --n 512 --threads 1
 //   build/bench_matmul --tiny                   the tiny products of attention (a few seconds)
 //   build/bench_matmul --n 1024 --threads 1 --precision bf16   bfloat16 products (tensor/matmul.h)
+//   build/bench_matmul --n 1024 --blas-core Haswell   OpenBLAS on a core of your choice
 //
 // It times gemm(), the kernel every matmul() ends in, on (M, K) @ (K, N) without transposes.
 // Output, one line per measurement:
 //   matmul n=512 threads=1 gflops=61.3
-//   openblas n=512 threads=1 gflops=60.2 core=SkylakeX
+//   openblas n=512 threads=1 gflops=60.2 core=Cooperlake core_preset=Haswell
 //   matmul_naive n=512 threads=1 gflops=1.1
 // then a summary: each case as a fraction of OpenBLAS and of peak, and the 1 -> 2 thread
 // speed-ups. OpenBLAS is loaded at run time with dlopen, so the build never links to it; if
-// libopenblas is not installed its lines are simply missing. Unless OPENBLAS_CORETYPE is set,
-// OpenBLAS is told the core this CPU has (load_openblas), and the core it ran is printed.
+// libopenblas is not installed its lines are simply missing. OpenBLAS runs the strongest core
+// this CPU's flags allow that computes a product correctly (choose_core, below), unless the
+// environment's OPENBLAS_CORETYPE is as strong and correct too; a line says when the
+// environment's core was replaced, and each OpenBLAS line records the core it ran (core=) and
+// the environment's (core_preset=, "unset" if none). --blas-core NAME, or SEQGRAD_BLAS_CORE=NAME,
+// forces a core without the check, to measure that one on purpose.
 // seqgrad's side runs the kernel gemm picks for this CPU; SEQGRAD_KERNEL=avx2 (or generic)
 // measures another. With --precision bf16 it runs gemm at MatmulPrecision::BFloat16, on the
 // kernel bf16_kernel() names (SEQGRAD_BF16_KERNEL=portable measures the other), and prints the
@@ -31,8 +36,11 @@
 // spin for about 0.12 s after a call, seqgrad's 0.2 ms): a spinning thread would otherwise
 // steal the second core from the one being measured.
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,7 +65,17 @@ namespace {
 MatmulPrecision g_precision = MatmulPrecision::Float32;  // --precision
 
 // ================================================================================================
-// OpenBLAS, found at run time
+// OpenBLAS, found at run time, on the strongest core that computes correctly here
+//
+// OpenBLAS carries kernels for many cores and picks one when the library loads: from
+// OPENBLAS_CORETYPE if that is set, else from the CPU's model number. Both can hand it less than
+// the CPU runs. A release older than the CPU may not know its model (Debian's 0.3.21 takes a
+// Sapphire Rapids Xeon for a Prescott and runs SSE3 kernels there, a third of its speed), and an
+// environment may preset a weaker core (an image that sets OPENBLAS_CORETYPE=Haswell hands an
+// AVX-512 machine AVX2 kernels). Either way every figure beside it would flatter seqgrad. So the
+// core is chosen here (choose_core): the strongest this CPU's flags allow that, loaded in a child
+// process, computes a product correctly; an environment's core is kept only if it is as strong
+// and computes correctly too.
 
 // cblas_sgemm(order, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) with the
 // CBLAS enum values RowMajor = 101, NoTrans = 111, Trans = 112.
@@ -68,45 +86,19 @@ using SetThreads = void (*)(int);
 struct OpenBlas {
   CblasGemm gemm = nullptr;
   SetThreads set_threads = nullptr;
-  std::string core;  // the kernel set OpenBLAS chose ("SkylakeX", "Haswell", "Prescott", ...)
-  std::string how;   // how that core came to be chosen, for the header
+  std::string core;    // the kernel set OpenBLAS reports running ("Cooperlake", "Haswell", ...)
+  std::string preset;  // OPENBLAS_CORETYPE as the environment gave it, "unset" if it did not
+  std::string how;     // how the core came to be chosen, for the header
   explicit operator bool() const { return gemm && set_threads; }
 };
 
-// The OpenBLAS core that has this CPU's widest vectors: SkylakeX for AVX-512, Haswell for AVX2
-// (Zen runs the same kernels); null where OpenBLAS's own choice is as good as any.
-const char* openblas_core_for_this_cpu() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-#endif
-  return nullptr;
-}
-
-// An honest anchor: OpenBLAS picks its kernels from the CPU's model number, and a release older
-// than the CPU does not know it. Debian's 0.3.21 takes a Sapphire Rapids Xeon for a Prescott
-// and runs SSE3 kernels there, a third of the speed it has. So unless OPENBLAS_CORETYPE is set
-// already, it is set here, before the library loads, to the core this CPU really has; the core
-// OpenBLAS then reports is printed beside every figure.
-OpenBlas load_openblas() {
-  OpenBlas lib;
-  const char* wanted = openblas_core_for_this_cpu();
-  const char* given = std::getenv("OPENBLAS_CORETYPE");
-  if (given && *given) {
-    lib.how = std::string("OPENBLAS_CORETYPE=") + given + " from the environment";
-  } else if (wanted) {
-    setenv("OPENBLAS_CORETYPE", wanted, 1);
-    lib.how = std::string("OPENBLAS_CORETYPE=") + wanted + " set here, the core this CPU has";
-  } else {
-    lib.how = "OpenBLAS's own choice";
-  }
+// The library and its three functions; an OpenBlas that is false if it is not installed.
+OpenBlas open_openblas() {
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
     void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!handle) continue;
-    lib.gemm = reinterpret_cast<CblasGemm>(
-        dlsym(handle, sizeof(real) == 4 ? "cblas_sgemm" : "cblas_dgemm"));
+    OpenBlas lib;
+    lib.gemm = reinterpret_cast<CblasGemm>(dlsym(handle, sizeof(real) == 4 ? "cblas_sgemm" : "cblas_dgemm"));
     lib.set_threads = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads"));
     using CoreName = char* (*)();
     const auto core_name = reinterpret_cast<CoreName>(dlsym(handle, "openblas_get_corename"));
@@ -114,6 +106,236 @@ OpenBlas load_openblas() {
     if (lib) return lib;
   }
   return OpenBlas{};
+}
+
+bool same_name(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
+
+// How strong an OpenBLAS x86-64 core is: the widest instructions its kernels use, 4 for AVX-512
+// with BF16 (Cooperlake: SkylakeX's sgemm plus bfloat16 kernels), 3 AVX-512, 2 AVX2 with FMA,
+// 1 AVX, 0 SSE; -1 for a name not in this list (a newer release's, or a typo).
+int core_rank(const std::string& name) {
+  static const std::pair<const char*, int> ranks[] = {
+      {"Cooperlake", 4},  {"SkylakeX", 3},  {"Haswell", 2},    {"Zen", 2},         {"Sandybridge", 1},
+      {"Bulldozer", 1},   {"Piledriver", 1}, {"Steamroller", 1}, {"Excavator", 1},  {"Prescott", 0},
+      {"Core2", 0},       {"Penryn", 0},    {"Dunnington", 0}, {"Nehalem", 0},     {"Atom", 0},
+      {"Opteron", 0},     {"Opteron_SSE3", 0}, {"Barcelona", 0}, {"Nano", 0},      {"Bobcat", 0}};
+  for (const auto& [core, rank] : ranks)
+    if (same_name(name, core)) return rank;
+  return -1;
+}
+
+const char* rank_name(int rank) {
+  static const char* const names[] = {"SSE", "AVX", "AVX2", "AVX-512", "AVX-512 with BF16"};
+  return rank >= 0 && rank <= 4 ? names[rank] : "unknown";
+}
+
+// The cores this CPU's flags allow, strongest first. Prescott (SSE3) is never offered: where
+// nothing else fits, OpenBLAS's own choice stands.
+std::vector<std::string> openblas_cores_for_this_cpu() {
+  std::vector<std::string> cores;
+#if defined(__x86_64__) || defined(__i386__)
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  if (avx512 && __builtin_cpu_supports("avx512bf16")) cores.push_back("Cooperlake");
+  if (avx512) cores.push_back("SkylakeX");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cores.push_back("Haswell");
+  if (__builtin_cpu_supports("avx")) cores.push_back("Sandybridge");
+#endif
+  return cores;
+}
+
+// The check a core must pass: (N, N) @ (N, N) on random values in [-1, 1], every entry within
+// kProbeTolerance x the largest entry of a double-precision product of the same inputs. A correct
+// single-precision sum of 300 terms is off by about 1e-6 of that; wrong kernels are off by far
+// more. 300 is no multiple of any kernel's block, so the edge code runs too.
+constexpr int kProbeN = 300;
+constexpr double kProbeTolerance = 1e-4;
+
+struct CoreProbe {
+  bool installed = false;  // the child found libopenblas
+  std::string core;        // the core OpenBLAS reported there
+  double error = -1;       // the product's largest error over its largest entry (-1: none computed)
+  std::string failure;     // why the core was not fit to use, empty when it was
+
+  bool ok() const { return failure.empty(); }
+};
+
+// Runs the check with OPENBLAS_CORETYPE=name in a child process: OpenBLAS reads the variable
+// once, when the library loads, so a process can only ever try one core (and a core whose
+// instructions the CPU lacks dies of SIGILL there, not here). Call it before this process loads
+// OpenBLAS or starts a thread. The core OpenBLAS then reports must be the one asked for: a name it
+// does not accept is no error there, it falls back to a core of its own choosing from the CPU's
+// flags. (0.3.21 is one such: its search of the names stops one short of "Cooperlake", so it
+// reaches Cooperlake only by that fallback, on a CPU with AVX512_BF16; fixed in 0.3.22.)
+CoreProbe probe_core(const std::string& name) {
+  CoreProbe probe;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    probe.failure = std::string("pipe() failed: ") + std::strerror(errno);
+    return probe;
+  }
+  std::fflush(stdout);  // or the child's copy of the buffer could be written twice
+  const pid_t pid = fork();
+  if (pid < 0) {
+    probe.failure = std::string("fork() failed: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return probe;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    setenv("OPENBLAS_CORETYPE", name.c_str(), 1);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    const OpenBlas lib = open_openblas();
+    if (!lib) _exit(3);
+    lib.set_threads(1);
+    const int n = kProbeN;
+    Generator gen(7);
+    std::vector<real> A(static_cast<size_t>(n) * n), B(A.size()), C(A.size());
+    for (real& x : A) x = static_cast<real>(2 * gen.uniform() - 1);
+    for (real& x : B) x = static_cast<real>(2 * gen.uniform() - 1);
+    lib.gemm(101, 111, 111, n, n, n, 1, A.data(), n, B.data(), n, 0, C.data(), n);
+    double worst = 0, largest = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int p = 0; p < n; ++p) sum += static_cast<double>(A[i * n + p]) * B[p * n + j];
+        // (std::max would pass a NaN over, so a non-finite entry counts as an infinite error.)
+        const double error = std::isfinite(C[i * n + j]) ? std::abs(sum - C[i * n + j]) : HUGE_VAL;
+        worst = std::max(worst, error);
+        largest = std::max(largest, std::abs(sum));
+      }
+    dprintf(fds[1], "%s %.6g\n", lib.core.c_str(), worst / largest);
+    _exit(0);  // not exit(): the parent's atexit handlers and buffers are not the child's to run
+  }
+  close(fds[1]);
+  std::string report;
+  char buf[256];
+  for (ssize_t got; (got = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    report.append(buf, static_cast<size_t>(got));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  probe.installed = !(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+  char core[64] = "";
+  if (WIFSIGNALED(status)) {
+    probe.failure = std::string("died of signal ") + std::to_string(WTERMSIG(status)) + " (" +
+                    strsignal(WTERMSIG(status)) + ")";
+  } else if (!probe.installed) {
+    probe.failure = "libopenblas not found";
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+             std::sscanf(report.c_str(), "%63s %lf", core, &probe.error) != 2) {
+    probe.failure = "the check's child failed (report '" + report + "')";
+  } else {
+    probe.core = core;
+    char why[160];
+    if (!same_name(probe.core, name)) {
+      std::snprintf(why, sizeof why, "OpenBLAS ran its %s core instead", core);
+      probe.failure = why;
+    } else if (!(probe.error <= kProbeTolerance)) {
+      std::snprintf(why, sizeof why, "its product was off by %.3g of its largest entry, more than %g", probe.error,
+                    kProbeTolerance);
+      probe.failure = why;
+    }
+  }
+  return probe;
+}
+
+// What the run sets OPENBLAS_CORETYPE to, and why.
+struct CoreChoice {
+  std::string set_to;  // the core to load; empty: leave OPENBLAS_CORETYPE as the environment has it
+  std::string best;    // the strongest candidate that passed the check; empty if none did (or unchecked)
+  std::string how;     // one line for the header
+  std::string notice;  // a line for under the header: the environment's core replaced, or none checked
+  bool installed = true;
+};
+
+// forced: a core named with --blas-core or SEQGRAD_BLAS_CORE, taken as it is, unchecked: a
+// measurement of a given core on purpose (a weaker one, or one these ranks do not know).
+CoreChoice choose_core(const std::string& forced) {
+  CoreChoice choice;
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  const std::string preset = env ? env : "";
+  if (!forced.empty()) {
+    choice.set_to = forced;
+    choice.how = "OPENBLAS_CORETYPE=" + forced + " forced by --blas-core or SEQGRAD_BLAS_CORE, unchecked";
+    return choice;
+  }
+  std::string rejected;  // stronger candidates that failed the check, and why
+  for (const std::string& core : openblas_cores_for_this_cpu()) {
+    const CoreProbe probe = probe_core(core);
+    if (!probe.installed) {
+      choice.installed = false;
+      return choice;
+    }
+    if (probe.ok()) {
+      choice.best = core;
+      break;
+    }
+    rejected += (rejected.empty() ? "" : "; ") + core + ": " + probe.failure;
+  }
+  if (!rejected.empty()) rejected = " (failed the check: " + rejected + ")";
+  char check[160];
+  std::snprintf(check, sizeof check, "a %d x %d product to within %g x the largest entry of a double-precision reference", kProbeN, kProbeN,
+                kProbeTolerance);
+  if (choice.best.empty()) {
+    choice.how = preset.empty() ? std::string("OpenBLAS's own choice") : "OPENBLAS_CORETYPE=" + preset +
+                                                                             " from the environment";
+    if (!rejected.empty())
+      choice.notice = std::string("WARNING: no OpenBLAS core this CPU's flags allow computed ") + check + rejected +
+                      "; OpenBLAS runs " + choice.how + ", unchecked";
+    return choice;
+  }
+  const std::string best_is = "the strongest core this CPU's flags allow (" +
+                              std::string(rank_name(core_rank(choice.best))) + ") that computed " + check;
+  if (preset.empty()) {
+    choice.set_to = choice.best;
+    choice.how = "OPENBLAS_CORETYPE=" + choice.best + " set here, " + best_is + rejected;
+    return choice;
+  }
+  if (same_name(preset, choice.best)) {
+    choice.how = "OPENBLAS_CORETYPE=" + preset + " from the environment, " + best_is;
+    return choice;
+  }
+  const int preset_rank = core_rank(preset), best_rank = core_rank(choice.best);
+  std::string why;
+  if (preset_rank < 0) {
+    why = "a core these benchmarks do not know";
+  } else if (preset_rank < best_rank) {
+    why = std::string("its kernels use ") + rank_name(preset_rank) + ", " + choice.best + "'s " +
+          rank_name(best_rank);
+  } else {  // as strong or stronger by name: kept if it computes correctly here
+    const CoreProbe probe = probe_core(preset);
+    if (probe.ok()) {
+      choice.how = "OPENBLAS_CORETYPE=" + preset + " from the environment, kept: as strong as " + choice.best +
+                   ", and it computed " + check;
+      return choice;
+    }
+    why = "it failed the check: " + probe.failure;
+  }
+  choice.set_to = choice.best;
+  choice.how = "OPENBLAS_CORETYPE=" + choice.best + " set here in place of the environment's " + preset + ", " +
+               best_is;
+  choice.notice = "NOTE: OpenBLAS core: the environment sets OPENBLAS_CORETYPE=" + preset + "; using " + choice.best +
+                  " instead: " + why + ". " + choice.best + " computed " + check +
+                  ". Both are recorded (core=, core_preset=); --blas-core NAME or SEQGRAD_BLAS_CORE=NAME "
+                  "forces a core.";
+  return choice;
+}
+
+// Loads OpenBLAS on the chosen core; the core it reports is printed beside every figure.
+OpenBlas load_openblas(const CoreChoice& choice) {
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  const std::string preset = env && *env ? env : "unset";
+  if (!choice.set_to.empty()) setenv("OPENBLAS_CORETYPE", choice.set_to.c_str(), 1);
+  OpenBlas lib = open_openblas();
+  lib.preset = preset;
+  lib.how = choice.how;
+  return lib;
 }
 
 // ================================================================================================
@@ -293,7 +515,9 @@ std::vector<Result> run_shape(int64_t M, int64_t K, int64_t N, const std::vector
   for (size_t t = 0; t < thread_counts.size(); ++t) {
     const Result r{Case{M, K, N, thread_counts[t]}, ours[t].gflops(), blas ? theirs[t].gflops() : 0};
     std::printf("matmul %s gflops=%.1f\n", r.c.name().c_str(), r.ours);
-    if (blas) std::printf("openblas %s gflops=%.1f core=%s\n", r.c.name().c_str(), r.openblas, blas.core.c_str());
+    if (blas)
+      std::printf("openblas %s gflops=%.1f core=%s core_preset=%s\n", r.c.name().c_str(), r.openblas,
+                  blas.core.c_str(), blas.preset.c_str());
     results.push_back(r);
   }
   std::fflush(stdout);
@@ -335,7 +559,9 @@ void run_tiny(const OpenBlas& blas, int samples) {
     }
     std::printf("tiny m=%lld k=%lld n=%lld ta=%d tb=%d matmul_gflops=%.1f", static_cast<long long>(t.M),
                 static_cast<long long>(t.K), static_cast<long long>(t.N), t.ta, t.tb, ours.gflops());
-    if (blas) std::printf(" openblas_gflops=%.1f openblas_core=%s", theirs.gflops(), blas.core.c_str());
+    if (blas)
+      std::printf(" openblas_gflops=%.1f openblas_core=%s openblas_core_preset=%s", theirs.gflops(), blas.core.c_str(),
+                  blas.preset.c_str());
     std::printf("\n");
   }
 }
@@ -357,7 +583,7 @@ void run_naive(int64_t n) {
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr,
                "bench_matmul: %s (usage: bench_matmul [--n N] [--m M] [--k K] [--threads T] [--samples S] [--tiny] "
-               "[--precision fp32|bf16])\n",
+               "[--precision fp32|bf16] [--blas-core NAME])\n",
                message.c_str());
   std::exit(2);
 }
@@ -377,6 +603,7 @@ int64_t parse_int(const std::string& flag, const char* value, int64_t lo, int64_
 int main(int argc, char** argv) {
   int64_t n = 0, m = 0, k = 0, threads = 0, samples = 11;
   bool tiny = false;
+  const char* forced_core = std::getenv("SEQGRAD_BLAS_CORE");  // --blas-core overrides it
   for (int i = 1; i < argc; i += 2) {  // every flag but --tiny takes a value
     const std::string flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -391,11 +618,18 @@ int main(int argc, char** argv) {
       if (v != "fp32" && v != "bf16") usage_error("--precision: expected fp32 or bf16, got '" + v + "'");
       g_precision = v == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;
     }
+    else if (flag == "--blas-core") {
+      if (value == nullptr || *value == '\0') usage_error("--blas-core needs an OpenBLAS core name, e.g. SkylakeX");
+      forced_core = value;
+    }
     else usage_error("unknown flag '" + flag + "'");
   }
   if ((m || k) && !n) usage_error("--m and --k need --n");
 
-  const OpenBlas blas = load_openblas();
+  // Before anything else: the check forks, and this process must not have loaded OpenBLAS or
+  // started its thread pool yet.
+  const CoreChoice choice = choose_core(forced_core ? forced_core : "");
+  const OpenBlas blas = choice.installed ? load_openblas(choice) : OpenBlas{};
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const double ghz_start = measure_ghz(), nominal = cpuinfo_ghz();
   const bool bf16 = g_precision == MatmulPrecision::BFloat16;
@@ -413,10 +647,13 @@ int main(int argc, char** argv) {
   }
   if (blas) {
     std::printf("# openblas: loaded, core %s (%s)\n", blas.core.c_str(), blas.how.c_str());
-    const char* wanted = openblas_core_for_this_cpu();
-    if (wanted && strcasecmp(blas.core.c_str(), wanted) != 0)
-      std::printf("# WARNING: OpenBLAS runs its %s kernels, not the %s kernels this CPU can run: its figures "
-                  "understate it\n", blas.core.c_str(), wanted);
+    if (!choice.notice.empty()) std::printf("# %s\n", choice.notice.c_str());
+    if (!choice.set_to.empty() && !same_name(blas.core, choice.set_to))
+      std::printf("# WARNING: OPENBLAS_CORETYPE=%s was asked for, but OpenBLAS reports its %s core\n",
+                  choice.set_to.c_str(), blas.core.c_str());
+    if (!choice.best.empty() && core_rank(blas.core) < core_rank(choice.best))
+      std::printf("# WARNING: OpenBLAS runs its %s kernels, not the %s kernels this CPU runs correctly: its figures "
+                  "understate it\n", blas.core.c_str(), choice.best.c_str());
   } else {
     std::printf("# openblas: not found (install libopenblas-dev to compare)\n");
   }
