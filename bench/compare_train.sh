@@ -24,59 +24,107 @@
 # times the same fixed arithmetic on one core alone and on both cores at once
 # (docs/performance.md, section 5).
 #
-#   make bench && sh bench/compare_train.sh [ROUNDS]
+#   make bench && sh bench/compare_train.sh [options] [ROUNDS]
+#
+# Options:
+#   --precision fp32|bf16  bf16: PyTorch runs forward and loss under torch.autocast to bfloat16
+#                          (float32 weights), seqgrad's bench_train gets --precision bf16.
+#                          Default fp32.
+#   --replicas R           passed to seqgrad's bench_train only (the PyTorch side has no such flag).
+#   --steps N              measured steps per run on both sides (default: theirs, 30); a small N
+#                          is for trying the script, not for figures.
+#   --blas-core NAME       run PyTorch's OpenBLAS on this core, unchecked (as SEQGRAD_BLAS_CORE=NAME
+#                          does); without it, the core is chosen as below.
+#   --help                 this text.
+#
+# PyTorch's OpenBLAS core. OpenBLAS picks its kernels when it loads: from OPENBLAS_CORETYPE if
+# set, else from the CPU's model number. Both can give it less than the CPU runs: a release older
+# than the CPU may not know it (Debian's 0.3.21 runs SSE3 "Prescott" kernels on a Sapphire Rapids
+# Xeon, a third of its speed there), and an environment may preset a weaker core (AVX2's Haswell
+# on an AVX-512 machine); PyTorch's times would then flatter seqgrad. So before the rounds,
+# `bench_train_torch.py --blas` chooses the core: the strongest the CPU's flags allow (Cooperlake
+# for AVX-512 with BF16, SkylakeX for AVX-512, Haswell for AVX2, Sandybridge for AVX) that
+# computes a product correctly in a child process; the environment's core only if it is as
+# strong and correct too. Where it replaces the environment's core it says so (a "# NOTE" line
+# here), and every PyTorch line records both (blas_core=, blas_core_preset=). Each PyTorch run
+# then gets that core with --blas-core, so the check is not repeated. If no core passes the
+# check, the script stops.
 #
 # PyTorch is needed only here (Debian: apt-get install python3-torch libopenblas0-pthread; without
 # OpenBLAS, Debian's PyTorch runs on the slow reference BLAS and the script stops); seqgrad never
 # uses it.
 set -eu
-ROUNDS=${1:-3}
+usage() { sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+die() { echo "compare_train: $*" >&2; exit 2; }
+ROUNDS=3 PRECISION=fp32 REPLICAS="" STEPS="" FORCE_CORE=${SEQGRAD_BLAS_CORE:-}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --precision|--replicas|--steps|--blas-core)
+            [ $# -ge 2 ] || die "$1 needs a value (see --help)"
+            case "$1" in
+                --precision) PRECISION=$2 ;;
+                --replicas) REPLICAS=$2 ;;
+                --steps) STEPS=$2 ;;
+                --blas-core) FORCE_CORE=$2 ;;
+            esac
+            shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        -*) die "unknown option '$1' (expected --precision, --replicas, --steps, --blas-core or --help)" ;;
+        *) ROUNDS=$1; shift ;;
+    esac
+done
+whole() { case "$1" in ''|*[!0-9]*|0*) return 1 ;; esac; }
+whole "$ROUNDS" || die "ROUNDS: expected a whole number from 1, got '$ROUNDS'"
+case "$PRECISION" in fp32|bf16) ;; *) die "--precision: expected fp32 or bf16, got '$PRECISION'" ;; esac
+[ -z "$REPLICAS" ] || whole "$REPLICAS" || die "--replicas: expected a whole number from 1, got '$REPLICAS'"
+[ -z "$STEPS" ] || whole "$STEPS" || die "--steps: expected a whole number from 1, got '$STEPS'"
+case "$FORCE_CORE" in *[!A-Za-z0-9_]*) die "--blas-core: expected an OpenBLAS core name such as SkylakeX, got '$FORCE_CORE'" ;; esac
+# The flags each side adds to every run (whole numbers and names only, so they split on spaces).
+OURS_FLAGS="${STEPS:+--steps $STEPS}"
+TORCH_FLAGS="${STEPS:+--steps $STEPS}"
+if [ "$PRECISION" = bf16 ]; then
+    OURS_FLAGS="$OURS_FLAGS --precision bf16"
+    TORCH_FLAGS="$TORCH_FLAGS --precision bf16"
+fi
+OURS_FLAGS="$OURS_FLAGS${REPLICAS:+ --replicas $REPLICAS}"
+OURS_FLAGS=${OURS_FLAGS# } TORCH_FLAGS=${TORCH_FLAGS# }
+
 PY=${PYTHON:-/usr/bin/python3}
 OURS=build/bench_train CORES=build/bench_cores
 for b in "$OURS" "$CORES"; do
-    [ -x "$b" ] || { echo "compare_train: $b not built; run 'make bench' first" >&2; exit 2; }
+    [ -x "$b" ] || die "$b not built; run 'make bench' first"
 done
-"$PY" -c "import torch" 2>/dev/null || {
-    echo "compare_train: PyTorch is not importable by $PY (apt-get install python3-torch)" >&2
-    exit 2
-}
+"$PY" -c "import torch" 2>/dev/null || die "PyTorch is not importable by $PY (apt-get install python3-torch)"
+RAW=$(mktemp) ERRS=$(mktemp)
+trap 'rm -f "$RAW" "$ERRS"' EXIT
+# A bench_train too old for a flag asked of it would fail in the first round, its message
+# discarded with the rest of its stderr: one short step first says which flag it refused.
+if [ -n "$OURS_FLAGS" ]; then
+    "$OURS" --workload lstm_attn --threads 1 $OURS_FLAGS --steps 1 --warmup 0 >/dev/null 2>"$ERRS" ||
+        die "$OURS refused the flags '$OURS_FLAGS' it was given: $(head -n 1 "$ERRS")"
+fi
 # Debian's PyTorch calls whatever libblas.so.3 the system provides. Without an optimised BLAS
 # installed that is the reference BLAS, whose matrix products are plain loops: PyTorch's steps
 # then take several times as long, and the comparison would flatter seqgrad.
 # (The check knows Debian's paths; elsewhere the library is only printed.)
-# An honest anchor: OpenBLAS picks its kernels from the CPU's model number, and a release older
-# than the CPU falls back to a generic core (Debian's 0.3.21 runs SSE3 "Prescott" kernels on a
-# Sapphire Rapids Xeon, a third of the speed it has there). So unless OPENBLAS_CORETYPE is set
-# already, PyTorch's runs get the core this CPU really has: SkylakeX where it has AVX-512,
-# Haswell where it has AVX2 (Zen runs the same kernels). The core OpenBLAS then reports is
-# checked here and printed on every PyTorch line (blas_core=).
-case "$(sh tests/cpu_kernels.sh | tail -n 1)" in
-    avx512) WANT_CORE=SkylakeX ;;
-    avx2) WANT_CORE=Haswell ;;
-    *) WANT_CORE="" ;;
-esac
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$WANT_CORE" ]; then
-    export OPENBLAS_CORETYPE="$WANT_CORE"
-    CORE_HOW="OPENBLAS_CORETYPE=$WANT_CORE set here, the core this CPU has"
-else
-    CORE_HOW="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} from the environment"
-fi
-BLAS_LINE=$("$PY" bench/bench_train_torch.py --blas)
+BLAS_LINE=$("$PY" bench/bench_train_torch.py --blas ${FORCE_CORE:+--blas-core "$FORCE_CORE"} 2>"$ERRS") ||
+    die "$PY bench/bench_train_torch.py --blas failed: $(cat "$ERRS")"
 BLAS=$(echo "$BLAS_LINE" | sed -n 's/^blas=\([^ ]*\).*/\1/p')
-CORE=$(echo "$BLAS_LINE" | sed -n 's/.* blas_core=//p')
-if [ -n "$WANT_CORE" ] && [ "$(echo "$CORE" | tr A-Z a-z)" != "$(echo "$WANT_CORE" | tr A-Z a-z)" ]; then
-    echo "compare_train: PyTorch's OpenBLAS runs its '$CORE' kernels, not the $WANT_CORE kernels this CPU" \
-         "can run ($CORE_HOW); its times would flatter seqgrad" >&2
-    exit 2
+CORE=$(echo "$BLAS_LINE" | sed -n 's/.* blas_core=\([^ ]*\).*/\1/p')
+CORE_HOW=$(sed -n 's/^# OpenBLAS core: //p' "$ERRS")
+[ -n "$BLAS" ] || die "$PY bench/bench_train_torch.py --blas printed no blas= line"
+if grep -q '^# WARNING' "$ERRS"; then
+    cat "$ERRS" >&2
+    die "no OpenBLAS core passed the check, so PyTorch's times would be no honest anchor;" \
+        "--blas-core NAME runs one anyway"
 fi
-[ -n "$BLAS" ] || { echo "compare_train: $PY bench/bench_train_torch.py --blas printed no blas= line" >&2; exit 2; }
 case "$BLAS" in
     */blas/libblas.so*)
-        echo "compare_train: PyTorch is using the reference BLAS ($BLAS), which would make it" \
-             "several times slower than it can be; install OpenBLAS first" \
-             "(apt-get install libopenblas0-pthread)" >&2
-        exit 2 ;;
+        die "PyTorch is using the reference BLAS ($BLAS), which would make it several times slower" \
+            "than it can be; install OpenBLAS first (apt-get install libopenblas0-pthread)" ;;
 esac
+# Every PyTorch run loads the core chosen once, here.
+case "$CORE" in ''|unknown) ;; *) TORCH_FLAGS="$TORCH_FLAGS --blas-core $CORE" ;; esac
 
 # "busy stolen" ticks of all cores so far, or "- -" without Linux's /proc/stat and its steal column.
 cpu_ticks() {
@@ -90,9 +138,9 @@ steal_since() {
         { b = $3 - $1; s = $4 - $2; printf "%.0f%%\n", 100 * s / (b + s) }'
 }
 
-RAW=$(mktemp)
-trap 'rm -f "$RAW"' EXIT
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg), PyTorch's BLAS: $BLAS, core $CORE ($CORE_HOW)"
+grep '^# NOTE' "$ERRS" || true  # the environment's OPENBLAS_CORETYPE replaced, and why
+echo "# precision $PRECISION; flags added to every PyTorch run: ${TORCH_FLAGS:-none}; to every seqgrad run: ${OURS_FLAGS:-none}"
 echo "# CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1); seqgrad's gemm kernel: on each seqgrad line (kernel=)"
 for r in $(seq "$ROUNDS"); do
     cores=$("$CORES" | sed -n 's/^cores: //p')
@@ -101,24 +149,24 @@ for r in $(seq "$ROUNDS"); do
     for w in lstm_attn transformer; do
         for t in 1 2; do
             before=$(cpu_ticks)
-            line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads "$t" 2>/dev/null)
+            line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads "$t" $TORCH_FLAGS 2>/dev/null)
             echo "round=$r side=torch $line steal=$(steal_since "$before")" | tee -a "$RAW"
             before=$(cpu_ticks)
-            line=$("$OURS" --workload "$w" --threads "$t" 2>/dev/null)
+            line=$("$OURS" --workload "$w" --threads "$t" $OURS_FLAGS 2>/dev/null)
             echo "round=$r side=seqgrad $line steal=$(steal_since "$before")" | tee -a "$RAW"
         done
         before=$(cpu_ticks)
-        ratio=$("$OURS" --workload "$w" --threads 1,2 2>&1 >/dev/null | sed -n 's/^# interleaved: .*: //p')
+        ratio=$("$OURS" --workload "$w" --threads 1,2 $OURS_FLAGS 2>&1 >/dev/null | sed -n 's/^# interleaved: .*: //p')
         steal=$(steal_since "$before")
         [ -n "$ratio" ] || { echo "compare_train: $OURS --threads 1,2 printed no interleaved ratio" >&2; exit 1; }
         echo "round=$r side=interleaved workload=$w speedup=$ratio steal=$steal" | tee -a "$RAW"
     done
     w=transformer_varlen
     before=$(cpu_ticks)
-    line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads 1 2>/dev/null)
+    line=$("$PY" bench/bench_train_torch.py --workload "$w" --threads 1 $TORCH_FLAGS 2>/dev/null)
     echo "round=$r side=torch $line steal=$(steal_since "$before")" | tee -a "$RAW"
     before=$(cpu_ticks)
-    line=$("$OURS" --workload "$w" --threads 1 2>/dev/null)
+    line=$("$OURS" --workload "$w" --threads 1 $OURS_FLAGS 2>/dev/null)
     echo "round=$r side=seqgrad $line steal=$(steal_since "$before")" | tee -a "$RAW"
 done
 echo "# done $(date -u '+%H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
