@@ -157,9 +157,11 @@ def choose_core(preset, forced):
                                               "SEQGRAD_BLAS_CORE, unchecked")
     best, rejected = "", []
     for core in openblas_cores_for_this_cpu():
-        installed, _, failure = probe_core(core)
+        installed, reported, failure = probe_core(core)
         if not installed:
             return CoreChoice(how="OpenBLAS's own choice (PyTorch not importable)")
+        if reported == "unknown":  # PyTorch's BLAS is another library, which OPENBLAS_CORETYPE does not steer
+            return CoreChoice(how="none to choose: PyTorch's BLAS is not OpenBLAS")
         if failure is None:
             best = core
             break
