@@ -271,12 +271,12 @@ run-tests32: $(TEST_BIN)
 	@sh tests/check_kernel_symbols.sh $(KERNEL_OBJS)
 	@sh tests/run_tests.sh $(TEST_SHARDS)
 
-# The thread pool, the parallel kernels and short training runs under ThreadSanitizer. Only the
+# The thread pool, the parallel kernels, data-parallel shards and short training runs under ThreadSanitizer. Only the
 # test files that hold these cases are built into build/tsan/test_tsan, to keep the build short;
 # they run as two shards side by side, the matmul tests and the others.
-TSAN_TESTS := parallel_for*,set_num_threads*,gemm*,matmul*,*bit-identical*,*thread?counts*,it?learns:?seq2seq*
+TSAN_TESTS := parallel_for*,set_num_threads*,gemm*,matmul*,*bit-identical*,*thread?counts*,it?learns:?seq2seq*,GradientShard*,data_parallel_backward*,seqgrad?train?--replicas*
 TSAN_TEST_SRCS := tests/tensor/test_thread_pool.cpp tests/tensor/test_matmul.cpp tests/tensor/test_reduce.cpp \
-                  tests/nn/test_seq2seq.cpp tests/examples/test_cli_reliability.cpp
+                  tests/nn/test_seq2seq.cpp tests/nn/test_data_parallel.cpp tests/examples/test_cli_reliability.cpp
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan OPT_FLAGS="-O1 -g1" EXTRA_FLAGS="-fsanitize=thread" build/tsan/test_tsan
 	@TSAN_OPTIONS=halt_on_error=1 sh tests/run_tests.sh "build/tsan/test_tsan -tc=$(TSAN_TESTS) -sf=*test_matmul*" \

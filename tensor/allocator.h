@@ -66,6 +66,24 @@ class AllocationBudget {
   BudgetState* previous_;  // the budget in force before this one, or nullptr
 };
 
+// While it lives, the blocks this thread releases are kept for this thread's next requests of
+// the same size class, without the cache's lock, and go to the shared cache when it ends (up to
+// 64 MiB of them; more go to the shared cache at once). For threads that allocate at the same
+// time, thousands of times a step: data-parallel shards (nn/optim/data_parallel.h), each of
+// which would otherwise wait for the other at every tensor it makes and frees. While kept, a
+// block counts as in use in allocator_stats(). Scopes nest; the outermost one keeps the blocks.
+struct ThreadBlocks;  // allocator.cpp
+class ThreadBlockCache {
+ public:
+  ThreadBlockCache();
+  ~ThreadBlockCache();
+  ThreadBlockCache(const ThreadBlockCache&) = delete;
+  ThreadBlockCache& operator=(const ThreadBlockCache&) = delete;
+
+ private:
+  ThreadBlocks* blocks_;  // null for a nested scope
+};
+
 struct AllocatorStats {
   bool caching = true;            // false under AddressSanitizer
   int64_t hits = 0, misses = 0;   // requests served from the cache / from the system

@@ -208,16 +208,26 @@ int threads_from_environment() {
 
 std::mutex g_pool_mutex;
 std::unique_ptr<ThreadPool> g_pool;  // guarded by g_pool_mutex
+// The pool's size, 0 before it is made: read without the mutex, because every matrix product
+// asks (tensor/gemm_blocked.h), and data-parallel shards (nn/optim/data_parallel.h) ask from
+// two threads at once, thousands of times a step.
+std::atomic<int> g_pool_size{0};
 
 ThreadPool& pool() {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_pool) g_pool = std::make_unique<ThreadPool>(threads_from_environment());
+  if (!g_pool) {
+    g_pool = std::make_unique<ThreadPool>(threads_from_environment());
+    g_pool_size.store(g_pool->size(), std::memory_order_release);
+  }
   return *g_pool;
 }
 
 }  // namespace
 
-int get_num_threads() { return pool().size(); }
+int get_num_threads() {
+  const int n = g_pool_size.load(std::memory_order_acquire);
+  return n > 0 ? n : pool().size();
+}
 
 void set_num_threads(int n) {
   check(n >= 1 && n <= kMaxThreads, "set_num_threads: expected 1 to ", kMaxThreads,
@@ -227,6 +237,7 @@ void set_num_threads(int n) {
   if (g_pool && g_pool->size() == n) return;
   g_pool.reset();  // joins the old workers
   g_pool = std::make_unique<ThreadPool>(n);
+  g_pool_size.store(n, std::memory_order_release);
 }
 
 bool in_parallel_region() { return tls_in_parallel; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "autograd/hooks.h"
+#include "tensor/allocator.h"
 #include "tensor/check.h"
 #include "tensor/elementwise.h"
 #include "tensor/matmul.h"
@@ -12,6 +13,22 @@
 #include "tensor/thread_pool.h"
 
 namespace seqgrad::nn {
+
+namespace {
+
+// The calling thread's autograd hooks (autograd/hooks.h) for the scope's lifetime, then its own again.
+class HooksScope {
+ public:
+  explicit HooksScope(const AutogradHooks& hooks) : saved_(autograd_hooks()) { autograd_hooks() = hooks; }
+  ~HooksScope() { autograd_hooks() = saved_; }
+  HooksScope(const HooksScope&) = delete;
+  HooksScope& operator=(const HooksScope&) = delete;
+
+ private:
+  AutogradHooks saved_;
+};
+
+}  // namespace
 
 uint64_t shard_seed(uint64_t stream, int64_t shard) {
   // splitmix64's finaliser (Steele, Lea and Flood 2014), applied twice: a bijection that mixes
@@ -45,25 +62,18 @@ std::vector<real> data_parallel_backward(const std::vector<Variable>& parameters
   std::vector<GradientShard> shards(static_cast<size_t>(replicas));
   std::vector<real> losses(static_cast<size_t>(replicas));
   parallel_for(0, replicas, /*grain=*/1, [&](int64_t k0, int64_t k1) {
+    const ThreadBlockCache own_blocks;  // this thread's freed blocks kept for it: no lock shared with the others
     for (int64_t k = k0; k < k1; ++k) {
       const MatmulPrecisionScope same_precision(precision);
-      AutogradHooks& mine = autograd_hooks();
-      const AutogradHooks saved = mine;
-      mine = hooks;
-      try {
-        Generator generator(shard_seed(stream, k));
-        const GeneratorScope draws(generator);
-        const CollectGradients into(shards[static_cast<size_t>(k)]);
-        const Variable loss = loss_of_shard(k);
-        check(loss.defined() && loss.numel() == 1, "data_parallel_backward: shard ", k,
-              " must return a scalar loss, got ", loss.defined() ? "shape " + cat(loss.shape()) : "an undefined Variable");
-        losses[static_cast<size_t>(k)] = loss.item();
-        loss.backward();
-      } catch (...) {
-        mine = saved;
-        throw;
-      }
-      mine = saved;
+      const HooksScope same_hooks(hooks);
+      Generator generator(shard_seed(stream, k));
+      const GeneratorScope draws(generator);
+      const CollectGradients into(shards[static_cast<size_t>(k)]);
+      const Variable loss = loss_of_shard(k);
+      check(loss.defined() && loss.numel() == 1, "data_parallel_backward: shard ", k,
+            " must return a scalar loss, got ", loss.defined() ? "shape " + cat(loss.shape()) : "an undefined Variable");
+      losses[static_cast<size_t>(k)] = loss.item();
+      loss.backward();
     }
   });
 

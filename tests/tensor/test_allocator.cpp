@@ -210,3 +210,39 @@ TEST_CASE("allocator: a block a little larger serves a request when its own size
   release_block(tiny, MB / 2);
   empty_cache();
 }
+
+TEST_CASE("ThreadBlockCache: a thread reuses the blocks it frees without the shared cache, which gets them at the end") {
+  if (!allocator_stats().caching) {
+    MESSAGE("skipped under AddressSanitizer: nothing is cached");
+    return;
+  }
+  empty_cache();
+  void* lent = nullptr;
+  {
+    const ThreadBlockCache own;
+    void* a = allocate_block(5000);
+    const AllocatorStats before = allocator_stats();
+    release_block(a, 5000);  // kept for this thread: still counted in use, not in the shared cache
+    CHECK(allocator_stats().cached_bytes == before.cached_bytes);
+    CHECK(allocator_stats().in_use_bytes == before.in_use_bytes);
+    {
+      const ThreadBlockCache nested;  // the outer scope keeps the blocks
+      void* b = allocate_block(4900);  // the same size class (5120 bytes)
+      CHECK(b == a);
+      CHECK(allocator_stats().hits == before.hits);  // the shared cache was not asked
+      release_block(b, 4900);
+    }
+    // Another thread does not see this thread's blocks.
+    std::thread([&] { lent = allocate_block(5000); }).join();
+    CHECK(lent != a);
+  }
+  // The scope has ended: the block is in the shared cache, and no longer in use.
+  const AllocatorStats after = allocator_stats();
+  CHECK(after.cached_bytes >= 5120);
+  void* again = allocate_block(5000);
+  CHECK(allocator_stats().hits == after.hits + 1);
+  release_block(again, 5000);
+  release_block(lent, 5000);
+  empty_cache();
+  CHECK(allocator_stats().cached_bytes == 0);
+}
