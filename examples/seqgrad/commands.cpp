@@ -525,6 +525,12 @@ int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostr
 
 int run(const std::vector<std::string>& words, std::ostream& out, std::ostream& err, std::istream& in) {
   const std::string who = words.empty() ? "seqgrad" : "seqgrad " + words[0];  // for messages
+  // A component registered twice (two files, one name) was noted before main(): say where, and
+  // do nothing else, since which of the two the tool would use is not defined.
+  if (!nn::registration_problems().empty()) {
+    for (const std::string& problem : nn::registration_problems()) err << "error: " << problem << "\n";
+    return 2;
+  }
   try {
     const int code = dispatch(words, out, err, in);
     // (A run stopped by a signal keeps the signal's exit code: its terminal may be gone.)

@@ -5,6 +5,15 @@
 
 namespace seqgrad::nn {
 
+std::vector<std::string>& registration_problems() {
+  static std::vector<std::string> problems;  // (a function's static: ready whichever file registers first)
+  return problems;
+}
+
+const char* article(const std::string& noun) {
+  return !noun.empty() && std::string("aeiou").find(noun[0]) != std::string::npos ? "an" : "a";
+}
+
 std::string join_names(const std::vector<std::string>& names, const char* last) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];

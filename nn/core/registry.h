@@ -87,6 +87,15 @@ class Settings {
 // "a, b or c" (or "a, b and c"), for messages and help.
 std::string join_names(const std::vector<std::string>& names, const char* last = " or ");
 
+// What went wrong while the registering lines ran, before main(): a name registered twice, say
+// (SEQGRAD_REGISTER below). An exception there could not be caught and would abort the program,
+// so each problem is written here instead, one line each, and the seqgrad tool refuses to start
+// with them (exit 2). Empty when all went well.
+std::vector<std::string>& registration_problems();
+
+// "a" or "an", for "a recurrent cell", "an attention score".
+const char* article(const std::string& noun);
+
 // Entry: a struct with at least `std::string name, help;`.
 template <class Entry>
 class Registry {
@@ -94,12 +103,32 @@ class Registry {
   // what: the kind of thing, for messages ("attention score", "recurrent cell").
   explicit Registry(std::string what) : what_(std::move(what)) {}
 
-  // Adds an entry; a name can be registered once. Returns true (for the registering line).
-  bool add(Entry entry) {
-    check(!entry.name.empty(), "Registry: a ", what_, " needs a name");
-    check(entries_.count(entry.name) == 0, "Registry: a ", what_, " named '", entry.name, "' is registered twice");
+  // Adds an entry; a name can be registered once. `file` is where the registering line is
+  // (SEQGRAD_REGISTER passes __FILE__), for the message a second registration gets. Returns
+  // true (for the registering line).
+  bool add(Entry entry, const std::string& file = "") {
+    check(!entry.name.empty(), "Registry: ", article(what_), " ", what_, " needs a name");
+    const auto there = files_.find(entry.name);
+    auto in = [](const std::string& f) { return f.empty() ? std::string("(a file not named)") : f; };
+    check(there == files_.end(), "Registry: ", article(what_), " ", what_, " named '", entry.name,
+          "' is registered twice, in ", there == files_.end() ? "" : in(there->second), " and in ", in(file),
+          "; rename one of them");
     std::string key = entry.name;
+    files_[key] = file;
     entries_.emplace(std::move(key), std::move(entry));
+    return true;
+  }
+  // add() for a registering line, which runs before main(): a problem goes to
+  // registration_problems() instead of becoming an exception nothing could catch.
+  bool add_at_startup(Entry entry, const char* file) noexcept {
+    try {
+      add(std::move(entry), file);
+    } catch (const std::exception& e) {
+      try {
+        registration_problems().push_back(e.what());
+      } catch (...) {
+      }
+    }
     return true;
   }
   // The entry named `name`, or an error that lists every name there is.
@@ -126,6 +155,7 @@ class Registry {
  private:
   std::string what_;
   std::map<std::string, Entry> entries_;
+  std::map<std::string, std::string> files_;  // name -> the file that registered it ("" if not said)
 };
 
 // One registering line at namespace scope: a static bool whose initialiser adds the entry.
@@ -133,7 +163,8 @@ class Registry {
 #define SEQGRAD_REGISTRY_CONCAT(a, b) SEQGRAD_REGISTRY_CONCAT2(a, b)
 #define SEQGRAD_REGISTER(registry, ...)                                                            \
   namespace {                                                                                      \
-  [[maybe_unused]] const bool SEQGRAD_REGISTRY_CONCAT(seqgrad_registered_, __LINE__) = (registry).add(__VA_ARGS__); \
+  [[maybe_unused]] const bool SEQGRAD_REGISTRY_CONCAT(seqgrad_registered_, __LINE__) =                            \
+      (registry).add_at_startup(__VA_ARGS__, __FILE__);                                           \
   }
 
 }  // namespace seqgrad::nn

@@ -1,5 +1,8 @@
 // tests/nn/test_registry.cpp - components found by name: the registries, options and settings,
 // model kinds, and replacing a registered child.
+#include <sstream>
+
+#include "examples/seqgrad/commands.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -21,12 +24,35 @@ TEST_CASE("registry: names in alphabetical order, one entry a name, unknown name
   CHECK(things.get("zeta").value == 3);
   CHECK(things.contains("alpha"));
   CHECK(things.find("beta") == nullptr);
-  CHECK_THROWS_WITH_AS(things.add({"alpha", "again", 2}), "Registry: a example thing named 'alpha' is registered twice",
+  CHECK_THROWS_WITH_AS(things.add({"alpha", "again", 2}),
+                       "Registry: an example thing named 'alpha' is registered twice, in (a file not named) and in "
+                       "(a file not named); rename one of them",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(things.get("beta"), "expected an example thing named alpha or zeta, got 'beta'",
                        std::invalid_argument);
   CHECK(nn::join_names({"a", "b", "c"}) == "a, b or c");
   CHECK(nn::join_names({"a"}) == "a");
+}
+
+TEST_CASE("registry: a name registered twice before main() is noted with both files, and the tool exits 2 naming them") {
+  // What a registering line (SEQGRAD_REGISTER) does: add_at_startup, which must not throw, since
+  // nothing could catch it before main().
+  nn::Registry<Thing> things("example thing");
+  const size_t before = nn::registration_problems().size();
+  CHECK(things.add_at_startup({"lion", "one", 1}, "coursework/lion.cpp"));
+  CHECK(things.add_at_startup({"lion", "two", 2}, "coursework/lion2.cpp"));
+  REQUIRE(nn::registration_problems().size() == before + 1);
+  const std::string problem = nn::registration_problems().back();
+  CHECK(problem == "Registry: an example thing named 'lion' is registered twice, in coursework/lion.cpp and in "
+                   "coursework/lion2.cpp; rename one of them");
+  CHECK(things.get("lion").value == 1);  // the first stays
+  // The tool refuses to run with it: one line on stderr, exit code 2.
+  std::ostringstream out, err;
+  CHECK(cli::run({"train", "--help"}, out, err) == 2);
+  CHECK(err.str() == "error: " + problem + "\n");
+  CHECK(out.str().empty());
+  nn::registration_problems().pop_back();
+  CHECK(cli::run({"train", "--help"}, out, err) == 0);
 }
 
 TEST_CASE("registry: the library's own components are all registered") {
