@@ -324,8 +324,8 @@ TEST_CASE("seqgrad train --replicas, --precision: R shards give the same weights
            {"r3t2", {"--threads", "2", "--replicas", "3"}},
            {"bf16", {"--threads", "2", "--replicas", "2", "--precision", "bf16"}}}) {
     const Result r = train(run_of(name, extra));
-    CAPTURE(name);
-    INFO(r.err);
+    const std::string run_name = name;  // (INFO's lambda cannot capture a structured binding in C++17)
+    INFO(run_name, ": ", r.err);
     REQUIRE(r.code == 0);
   }
   CHECK(bytes("r1") == bytes("plain"));
