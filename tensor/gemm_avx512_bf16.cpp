@@ -82,7 +82,10 @@ void on_threads(int64_t n, F& f) {
   parallel_for(0, n, 1, [](void* ctx, int64_t b, int64_t e) { (*static_cast<F*>(ctx))(b, e); }, &f);
 }
 
-// 64-byte aligned scratch that each thread keeps between calls (as in gemm_blocked.h).
+// 64-byte aligned scratch that each thread keeps between calls (as in gemm_blocked.h). A copy of
+// that one, not shared with it: this file is compiled with AVX-512 flags, and an inline function
+// shared with files compiled without them could leave its AVX-512 body to the whole program
+// (tests/check_kernel_symbols.sh), so each instruction set's file keeps its own.
 class Scratch {
  public:
   Scratch() = default;
