@@ -3,14 +3,14 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdio>
 #include <map>
-#include <atomic>
 #include <mutex>
-#include <thread>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 

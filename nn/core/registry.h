@@ -108,11 +108,11 @@ class Registry {
   // true (for the registering line).
   bool add(Entry entry, const std::string& file = "") {
     check(!entry.name.empty(), "Registry: ", article(what_), " ", what_, " needs a name");
-    const auto there = files_.find(entry.name);
-    auto in = [](const std::string& f) { return f.empty() ? std::string("(a file not named)") : f; };
-    check(there == files_.end(), "Registry: ", article(what_), " ", what_, " named '", entry.name,
-          "' is registered twice, in ", there == files_.end() ? "" : in(there->second), " and in ", in(file),
-          "; rename one of them");
+    if (const auto there = files_.find(entry.name); there != files_.end()) {
+      auto in = [](const std::string& f) { return f.empty() ? std::string("(a file not named)") : f; };
+      check(false, "Registry: ", article(what_), " ", what_, " named '", entry.name, "' is registered twice, in ",
+            in(there->second), " and in ", in(file), "; rename one of them");
+    }
     std::string key = entry.name;
     files_[key] = file;
     entries_.emplace(std::move(key), std::move(entry));

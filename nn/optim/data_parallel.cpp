@@ -78,28 +78,25 @@ std::vector<real> data_parallel_backward(const std::vector<Variable>& parameters
   });
 
   // 2. The all-reduce: for each parameter, g_0 + g_1 + ... + g_{R-1}, in shard order, then added
-  // to its .grad. (Taking the gradients out of the shards is bookkeeping, done here; the sums
-  // run on the pool, one parameter per task.)
+  // to its .grad. (Taking the gradients out of the shards is bookkeeping, done here, since a
+  // shard's table is not to be changed by two threads at once; the sums run on the pool, one
+  // parameter per task.)
   std::vector<std::vector<Tensor>> grads(parameters.size());
   for (size_t p = 0; p < parameters.size(); ++p)
     for (GradientShard& shard : shards) grads[p].push_back(shard.take(parameters[p]));
-  std::vector<Tensor> sums(parameters.size());
   parallel_for(0, static_cast<int64_t>(parameters.size()), 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      Tensor& sum = sums[static_cast<size_t>(p)];
+      Tensor sum;
       for (const Tensor& g : grads[static_cast<size_t>(p)]) {
         if (!g.defined()) continue;
         if (!sum.defined()) sum = g.is_unique() ? g : g.clone();
         else sum.add_(g);
       }
+      if (!sum.defined()) continue;  // no shard reached it: its .grad stays
+      Variable param = parameters[static_cast<size_t>(p)];
+      param.set_grad(param.grad().defined() ? param.grad() + sum : sum);
     }
   });
-  for (size_t p = 0; p < parameters.size(); ++p) {
-    if (!sums[p].defined()) continue;
-    Variable param = parameters[p];
-    if (param.grad().defined()) sums[p] = param.grad() + sums[p];
-    param.set_grad(sums[p]);
-  }
   return losses;
 }
 // [docs:end]

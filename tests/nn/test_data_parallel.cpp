@@ -67,6 +67,7 @@ TEST_CASE("GradientShard: a thread's backward adds the gradients of leaves to it
   for (int64_t i = 0; i < 3; ++i) CHECK(g.data()[i] == doctest::Approx(6 * w.value().data()[i] + 1));
   CHECK(inner.take(w).data()[0] == 1);
   CHECK_FALSE(shard.take(w).defined());  // taken: nothing left
+  CHECK_THROWS_WITH_AS(shard.take(Variable()), "GradientShard::take: the Variable is undefined", std::invalid_argument);
   // Outside a scope, backward adds to .grad again.
   sum(w).backward();
   CHECK(w.grad().data()[0] == before.data()[0] + 1);
