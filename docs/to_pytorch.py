@@ -391,9 +391,12 @@ class LearnedPositions(nn.Module):
 POSITIONS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions}
 # Every key `seqgrad train --model transformer` writes into seqgrad.config, and so the whole of
 # what a checkpoint can ask of the model. Each is mapped below; anything else is refused by name
-# (a Transformer always has ReLU, post-norm layers and a LayerNorm closing each stack in seqgrad's
-# tool, and so here: nn/transformer/transformer.cpp's build_transformer).
+# (a Transformer always has ReLU and a LayerNorm closing each stack in seqgrad's tool, and so
+# here: nn/transformer/transformer.cpp's build_transformer).
 MAPPED = {"model", "layers", "dim", "heads", "ffn", "dropout", "positional", "max_len", "src_tokens", "tgt_tokens"}
+# Switches a checkpoint written before they existed lacks: then off (post-norm layers, an output
+# projection of its own), as seqgrad reads such a file.
+SWITCHES = {"pre_norm", "tie_embeddings"}
 # The ranges seqgrad train takes them in (nn/decoding/model_kind.cpp, transformer.cpp's options,
 # translator.h's kMaxDecode): a value outside was edited or damaged, and must build nothing.
 WHOLE = {"layers": (1, 12), "dim": (1, 4096), "heads": (1, 64), "ffn": (1, 16384), "max_len": (1, 4096)}
@@ -404,12 +407,12 @@ def check_config(config, path):
     """Refuses, naming it, whatever in the configuration this script does not map, and any value
     seqgrad train would not have written (checked as translator.cpp's ModelConfig::from_json)."""
     def refuse(what):
-        raise refused(path, f"{what}; this script maps only what it names in MAPPED and POSITIONS")
+        raise refused(path, f"{what}; this script maps only what it names in MAPPED, SWITCHES and POSITIONS")
     if not isinstance(config, dict):
         raise refused(path, f"expected its seqgrad.config to be a JSON object, found {json_type(config)}")
     if config.get("model") != "transformer":
         refuse(f"the model is {quoted(config.get('model'))}, not 'transformer'")
-    for key in sorted(set(config) - MAPPED):
+    for key in sorted(set(config) - MAPPED - SWITCHES):
         refuse(f"its configuration sets {quoted(key)} = {shown(config[key])}, which is not mapped to PyTorch")
     for key in sorted(MAPPED - set(config)):
         raise refused(path, f"expected its configuration to set '{key}', found no '{key}'")
@@ -417,6 +420,9 @@ def check_config(config, path):
         if type(config[key]) is not int or not low <= config[key] <= high:
             raise refused(path, f"expected its configuration's '{key}' to be a whole number from {low} to {high}, "
                                 f"found {shown(config[key])}")
+    for key in sorted(SWITCHES):
+        if type(config.setdefault(key, False)) is not bool:
+            raise refused(path, f"expected its configuration's {quoted(key)} to be true or false, found {shown(config[key])}")
     p = config["dropout"]
     if type(p) not in (int, float) or not DROPOUT[0] <= p <= DROPOUT[1]:
         raise refused(path, f"expected its configuration's 'dropout' to be a number from {DROPOUT[0]} to {DROPOUT[1]}, "
@@ -439,14 +445,15 @@ def floats_described(config, src_vocab, tgt_vocab):
     encoder_layer = attention + feed_forward + 2 * norm
     decoder_layer = 2 * attention + feed_forward + 3 * norm  # self-attention and attention to the source
     tables = (src_vocab + tgt_vocab + config["max_len"] + 2) * C  # embeddings and positions
-    generator = tgt_vocab * C + tgt_vocab
+    generator = (0 if config["tie_embeddings"] else tgt_vocab * C) + tgt_vocab
     return L * (encoder_layer + decoder_layer) + 2 * norm + tables + generator  # (+ each stack's final norm)
 
 
 class Translator(nn.Module):
-    """Embeddings * sqrt(C) + positions, torch's encoder and decoder stacks (post-norm, ReLU,
-    dropout where seqgrad has it, a final LayerNorm each), and the generator to the vocabulary.
-    The attribute names are the checkpoint's names."""
+    """Embeddings * sqrt(C) + positions, torch's encoder and decoder stacks (post-norm, or
+    pre-norm with norm_first; ReLU, dropout where seqgrad has it, a final LayerNorm each), and the
+    generator to the vocabulary, whose weight is the target table when tied. The attribute names
+    are the checkpoint's names; a tied weight is saved once, as tgt_embed.weight."""
 
     def __init__(self, config, src_vocab, tgt_vocab, positions):
         super().__init__()
@@ -455,11 +462,28 @@ class Translator(nn.Module):
         self.src_embed = nn.Embedding(src_vocab, C, padding_idx=PAD)
         self.tgt_embed = nn.Embedding(tgt_vocab, C, padding_idx=PAD)
         self.pos_encoding = POSITIONS[config["positional"]](positions, C)
-        encoder_layer = nn.TransformerEncoderLayer(C, heads, ffn, dropout=p, batch_first=True)
-        decoder_layer = nn.TransformerDecoderLayer(C, heads, ffn, dropout=p, batch_first=True)
+        pre_norm = config["pre_norm"]
+        encoder_layer = nn.TransformerEncoderLayer(C, heads, ffn, dropout=p, batch_first=True, norm_first=pre_norm)
+        decoder_layer = nn.TransformerDecoderLayer(C, heads, ffn, dropout=p, batch_first=True, norm_first=pre_norm)
         self.encoder = nn.TransformerEncoder(encoder_layer, layers, norm=nn.LayerNorm(C), enable_nested_tensor=False)
         self.decoder = nn.TransformerDecoder(decoder_layer, layers, norm=nn.LayerNorm(C))
         self.generator = nn.Linear(C, tgt_vocab)
+        self.tied = config["tie_embeddings"]
+        if self.tied:
+            self.generator.weight = self.tgt_embed.weight  # one (V, C) parameter, as seqgrad's
+
+    def state_dict(self, *args, **kwargs):
+        """torch's, less generator.weight when it is tgt_embed.weight: seqgrad saves a tied weight once."""
+        state = super().state_dict(*args, **kwargs)
+        if self.tied:
+            prefix = kwargs.get("prefix", args[1] if len(args) > 1 else "")
+            del state[prefix + "generator.weight"]
+        return state
+
+    def load_state_dict(self, state, strict=True):
+        if self.tied:  # the tied weight is loaded once, through tgt_embed.weight
+            state = dict(state, **{"generator.weight": state["tgt_embed.weight"]})
+        return super().load_state_dict(state, strict)
 
     def embed(self, table, ids):  # ids (B, L) -> (B, L, C)
         x = self.pos_encoding(table(ids) * math.sqrt(self.d_model))

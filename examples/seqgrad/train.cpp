@@ -95,6 +95,20 @@ std::vector<nn::Option> model_flags() {
   return all;
 }
 
+// Every option any registered optimizer takes (--weight-decay, --momentum), once each: the
+// tool's optimizer flags. A flag whose optimizers default it differently (adam's decay 0,
+// adamw's 0.01) shows no default of its own: its help says each.
+std::vector<FlagSpec> optimizer_flags() {
+  std::vector<FlagSpec> all;
+  for (const std::string& name : nn::optimizers().names())
+    for (const nn::Option& o : nn::optimizers().get(name).options) {
+      const auto same = std::find_if(all.begin(), all.end(), [&](const FlagSpec& f) { return f.name == o.flag_name(); });
+      if (same == all.end()) all.push_back({o.flag_name(), o.default_value, o.help, o.type == nn::Option::Type::Switch});
+      else if (same->default_value != o.default_value) same->default_value = "";
+    }
+  return all;
+}
+
 // The value a model option has on the command line (null: not given, so the default), checked
 // as Args checks every flag.
 io::Json flag_value(const Args& a, const nn::Option& o) {
@@ -117,7 +131,8 @@ std::vector<FlagSpec> train_tool_flags() {
           {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
           {"n", "5000", "pairs to generate for --task"},
           {"min-len", "", "shortest generated source (task default)"},
-          {"max-len", "", "longest generated source (task default)"},
+          {"max-len", "", "--task: the longest generated source (task default); --train: drop the training pairs with a "
+                          "side longer than N tokens, and say how many (validation pairs are all kept)"},
           {"model", "transformer", "the model kind: " + nn::join_names(nn::model_names(), ", ") +
                                    " (each takes the options below that apply to it)"},
           {"epochs", "10", "passes over the training data"},
@@ -170,6 +185,9 @@ Args train_flags() {
   for (const nn::Option& o : model_flags())
     options.push_back({o.flag_name(), o.flag_turns_off ? "false" : o.default_value, o.help, o.type == nn::Option::Type::Switch});
   flags.insert(model + 1, options.begin(), options.end());
+  const std::vector<FlagSpec> optimizer_options = optimizer_flags();
+  const auto optimizer = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "optimizer"; });
+  flags.insert(optimizer + 1, optimizer_options.begin(), optimizer_options.end());
   return Args("seqgrad train",
               "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
               "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
@@ -184,6 +202,7 @@ struct Settings {
   double minutes = 0;  // 0: no time budget
   real lr = 0, smoothing = 0, clip = 0;
   std::string optimizer, schedule;
+  nn::Settings optimizer_settings;  // the optimizer's options given (--weight-decay ...); the rest default
   int64_t warmup = 0;                                // --warmup (0: the default rule)
   int64_t accumulate = 1, valid_every = 0, patience = 0, keep_last = 0;
   int64_t replicas = 1;                               // --replicas: shards of each batch
@@ -318,6 +337,7 @@ Settings configure(const Args& given) {
   s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
   check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",
         "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
+  if (a.given("max-len")) a.integer("max-len", 1, a.given("task") ? 1000 : 1000000);  // checked before any data is read
   s.epochs = a.integer("epochs", 1, kMaxEpochs);
   s.batch = a.integer("batch", 1, 65536);
   s.batch_tokens = a.given("batch-tokens") ? a.integer("batch-tokens", 1, 1 << 24) : 0;
@@ -327,6 +347,19 @@ Settings configure(const Args& given) {
   s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
   s.lr = static_cast<real>(a.number("lr", 1e-7, 10));
   s.optimizer = a.choice("optimizer", nn::optimizers().names());
+  // The optimizer's own options, as the model's: a flag the chosen one does not take is refused.
+  const nn::OptimizerEntry& chosen = nn::optimizers().get(s.optimizer);
+  std::string takes;
+  std::set<std::string> taken;
+  for (const nn::Option& o : chosen.options) {
+    takes += (takes.empty() ? "--" : ", --") + o.flag_name();
+    taken.insert(o.flag_name());
+    const io::Json v = flag_value(a, o);
+    if (!v.is_null()) s.optimizer_settings.set(o.key, v);
+  }
+  for (const FlagSpec& f : optimizer_flags())
+    check(!a.given(f.name) || taken.count(f.name) > 0, "seqgrad train: --", f.name, " does not apply to --optimizer ", s.optimizer, " (it takes ",
+          takes.empty() ? std::string("no options") : takes, ")");
   s.schedule = a.choice("schedule", nn::schedules().names());
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
   // A schedule that sets the rate by a formula of its own (noam's d_model^-0.5 ...) ignores
@@ -465,6 +498,26 @@ Data load_data(Settings& s, std::ostream& out) {
   train = t.encode_pairs(train_pairs);
   data::EncodedPairs& valid = d.valid;
   valid = t.encode_pairs(valid_pairs);
+  // --max-len N on a corpus (OpenNMT's src_seq_length, fairseq's skipped long pairs): training
+  // pairs with a side longer than N tokens are dropped, not cut, and counted.
+  if (a.given("max-len") && a.given("train")) {
+    const int64_t longest = a.integer("max-len", 1, 1000000);
+    const size_t before = train.size();
+    size_t kept = 0;
+    for (size_t i = 0; i < before; ++i) {
+      if (static_cast<int64_t>(train.src[i].size()) > longest || static_cast<int64_t>(train.tgt[i].size()) > longest) continue;
+      train.src[kept] = std::move(train.src[i]);
+      train.tgt[kept] = std::move(train.tgt[i]);
+      train_pairs[kept] = std::move(train_pairs[i]);
+      ++kept;
+    }
+    train.src.resize(kept);
+    train.tgt.resize(kept);
+    train_pairs.resize(kept);
+    out << "note: --max-len " << longest << " dropped " << before - kept << " of " << before
+        << " training pairs, those with a side longer than " << longest << " tokens\n";
+    check(kept > 0, "seqgrad train: --max-len ", longest, " drops every training pair; give a larger --max-len");
+  }
   // Sentences longer than the model handles (--max-decode) are cut, in validation too: a
   // Transformer has positions, and the location score weights, for no more. Said, with how many.
   const auto count_cut = [&](const std::vector<data::Pair>& pairs, const data::EncodedPairs& encoded) {
@@ -572,7 +625,8 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
   out << "batches: " << batches_per_epoch << " per epoch, " << std::fixed << std::setprecision(1)
       << 100 * data::padding_share(first_batches, d.lengths, d.tgt_lengths) << "% of their positions padding\n"
       << std::defaultfloat;
-  const std::unique_ptr<nn::Optimizer> optimizer = nn::make_optimizer(s.optimizer, t.module().parameters(), s.lr);
+  const std::unique_ptr<nn::Optimizer> optimizer = nn::make_optimizer(s.optimizer, t.module().parameters(), s.lr,
+                                                                                s.optimizer_settings);
   nn::Optimizer& opt = *optimizer;
   // With --accumulate N, an optimizer step takes N batches (the epoch's last step what is left).
   const int64_t steps_per_epoch = (batches_per_epoch + s.accumulate - 1) / s.accumulate;

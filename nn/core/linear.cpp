@@ -23,6 +23,13 @@ Linear::Linear(int64_t in, int64_t out, bool has_bias) : in_features(in), out_fe
 }
 // [docs:end]
 
+void Linear::tie_weight(const Variable& shared) {
+  check(shared.defined() && shared.shape() == Shape{out_features, in_features}, "Linear::tie_weight: expected a weight of shape (",
+        out_features, ", ", in_features, "), got ", shared.defined() ? cat(shared.shape()) : std::string("an undefined Variable"));
+  weight = shared;
+  unregister_parameter("weight");
+}
+
 std::string Linear::extra_repr() const {
   return cat("in_features=", in_features, ", out_features=", out_features, ", bias=", bias.defined() ? "true" : "false");
 }

@@ -17,6 +17,11 @@ class Linear : public Module {
   std::string extra_repr() const override;
   // x (..., in) -> (..., out)
   Variable forward(const Variable& x) override;
+  // Weight tying (Press & Wolf, 2017): use `shared` (out, in) as the weight, another module's
+  // parameter, typically an embedding table (V, C) as a C -> V projection. This layer then no
+  // longer holds a weight of its own: `shared` is trained and saved once, under the owner's name
+  // (as torch's named_parameters() lists a tied weight once).
+  void tie_weight(const Variable& shared);
 
   int64_t in_features, out_features;
   Variable weight;  // (out, in)

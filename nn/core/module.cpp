@@ -1,6 +1,7 @@
 // nn/core/module.cpp - registration, recursive traversal with dotted names, printing.
 #include "nn/core/module.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "tensor/check.h"
@@ -28,6 +29,12 @@ Variable Module::register_parameter(const std::string& n, const Tensor& value, b
   check_new_name(n);
   params_.emplace_back(n, Variable(value, requires_grad));
   return params_.back().second;
+}
+
+void Module::unregister_parameter(const std::string& n) {
+  const auto it = std::find_if(params_.begin(), params_.end(), [&](const auto& p) { return p.first == n; });
+  check(it != params_.end(), name(), ": there is no parameter named '", n, "'");
+  params_.erase(it);
 }
 
 Tensor Module::register_buffer(const std::string& n, const Tensor& value) {

@@ -77,6 +77,8 @@ class Module {
   // Variable (a handle sharing its value and gradient with the registered one).
   Variable register_parameter(const std::string& name, const Tensor& value, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, const Tensor& value);
+  // The parameter is no longer this module's (weight tying: another module owns it, linear.h).
+  void unregister_parameter(const std::string& name);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);

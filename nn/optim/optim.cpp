@@ -194,26 +194,56 @@ AdamOptions transformer_adam(real lr) { return AdamOptions(lr).with_betas(real(0
 
 }  // namespace
 
+// Every optimizer here takes a weight decay, as every torch.optim one does; the defaults are
+// PyTorch's (0, and AdamW's 0.01).
+namespace {
+
+Option weight_decay_option(double default_value) {
+  return number_option("weight_decay", default_value, 0, 10,
+                           "weight decay lambda: adam and sgd add lambda p to each gradient (L2; default 0), adamw "
+                           "shrinks each weight by lr lambda p every step (decoupled; default 0.01)");
+}
+
+}  // namespace
+
 SEQGRAD_REGISTER_OPTIMIZER("adam", "Adam (betas 0.9, 0.98, eps 1e-9: the Transformer paper's)",
-                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
-                             return std::make_unique<Adam>(std::move(p), transformer_adam(lr));
-                           })
-SEQGRAD_REGISTER_OPTIMIZER("adamw", "AdamW (the same, weight decay 0.01)",
-                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
-                             return std::make_unique<AdamW>(std::move(p), transformer_adam(lr).with_weight_decay(real(0.01)));
-                           })
-SEQGRAD_REGISTER_OPTIMIZER("sgd", "SGD with momentum 0.9",
-                           [](std::vector<Variable> p, real lr) -> std::unique_ptr<Optimizer> {
-                             return std::make_unique<SGD>(std::move(p), SGDOptions(lr).with_momentum(real(0.9)));
-                           })
+                           [](std::vector<Variable> p, real lr, const Settings& s) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<Adam>(
+                                 std::move(p), transformer_adam(lr).with_weight_decay(static_cast<real>(s.number("weight_decay"))));
+                           },
+                           {weight_decay_option(0)})
+SEQGRAD_REGISTER_OPTIMIZER("adamw", "AdamW (the same, with decoupled weight decay, 0.01 unless --weight-decay says)",
+                           [](std::vector<Variable> p, real lr, const Settings& s) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<AdamW>(
+                                 std::move(p), transformer_adam(lr).with_weight_decay(static_cast<real>(s.number("weight_decay"))));
+                           },
+                           {weight_decay_option(0.01)})
+SEQGRAD_REGISTER_OPTIMIZER("sgd", "SGD with momentum (--momentum, 0.9 unless given)",
+                           [](std::vector<Variable> p, real lr, const Settings& s) -> std::unique_ptr<Optimizer> {
+                             return std::make_unique<SGD>(std::move(p), SGDOptions(lr)
+                                                                            .with_momentum(static_cast<real>(s.number("momentum")))
+                                                                            .with_weight_decay(static_cast<real>(s.number("weight_decay"))));
+                           },
+                           {number_option("momentum", 0.9, 0, 0.999, "sgd: momentum (0: plain SGD)"), weight_decay_option(0)})
 
 Registry<OptimizerEntry>& optimizers() {
   static Registry<OptimizerEntry> registry("optimizer");
   return registry;
 }
 
-std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr) {
-  return optimizers().get(name).make(std::move(params), lr);
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr,
+                                          const Settings& settings) {
+  const OptimizerEntry& entry = optimizers().get(name);
+  Settings complete;
+  for (const Option& o : entry.options) {
+    const io::Json v = settings.has(o.key) ? *settings.json().find(o.key) : o.default_json();
+    std::string why;
+    check(o.accepts(v, why), "make_optimizer: ", name, "'s ", o.key, " must be ", why, ", got ", v.dump());
+    complete.set(o.key, v);
+  }
+  for (const auto& [key, value] : settings.json().as_object())
+    check(complete.has(key), "make_optimizer: the optimizer ", name, " takes no option '", key, "'");
+  return entry.make(std::move(params), lr, complete);
 }
 
 }  // namespace seqgrad::nn

@@ -111,15 +111,23 @@ real clip_grad_norm(const std::vector<Variable>& params, real max_norm);
 
 // ================================================================================================
 // The registry of optimizers by name (nn/core/registry.h), as a training program asks for them:
-// "adam", "adamw", "sgd", and whatever else registers. Each is built from the parameters and
-// the learning rate, with the settings its help names.
+// "adam", "adamw", "sgd", and whatever else registers. Each is built from the parameters, the
+// learning rate and the values of the options it declares (weight_decay, momentum: the tool's
+// --weight-decay, --momentum), complete and checked by make_optimizer.
+//   SEQGRAD_REGISTER_OPTIMIZER("lion", "Lion (Chen et al., 2023)",
+//       [](std::vector<Variable> p, real lr, const Settings& s) -> std::unique_ptr<Optimizer> { ... },
+//       {number_option("beta2", 0.99, 0, 0.9999, "Lion: the momentum's decay")});
 
 struct OptimizerEntry {
   std::string name, help;
-  std::function<std::unique_ptr<Optimizer>(std::vector<Variable> params, real lr)> make;
+  std::function<std::unique_ptr<Optimizer>(std::vector<Variable> params, real lr, const Settings& settings)> make;
+  std::vector<Option> options = {};
 };
 Registry<OptimizerEntry>& optimizers();
-std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr);
+// `settings` holds values for some of the optimizer's options, by key; the others take their
+// defaults. A value out of its option's range, or a key the optimizer does not take, is an error.
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr,
+                                          const Settings& settings = Settings());
 #define SEQGRAD_REGISTER_OPTIMIZER(...) SEQGRAD_REGISTER(::seqgrad::nn::optimizers(), ::seqgrad::nn::OptimizerEntry{__VA_ARGS__})
 
 }  // namespace seqgrad::nn

@@ -243,6 +243,9 @@ Transformer::Transformer(const TransformerOptions& o) : options(o) {
   encoder = register_module("encoder", std::make_shared<TransformerEncoder>(layer, o.num_encoder_layers));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(layer, o.num_decoder_layers));
   generator = register_module("generator", std::make_shared<Linear>(C, o.tgt_vocab));
+  // Tied (Press & Wolf, 2017): logits_v = h . e_v + b_v, scoring each word by its own input
+  // embedding; the (V, C) table is one parameter, trained by both ends and saved once.
+  if (o.tie_embeddings) generator->tie_weight(tgt_embed->weight);
   // torch.nn.Transformer re-initialises every matrix of its encoder and decoder with
   // xavier_uniform_; so do we.
   for (auto& [n, p] : encoder->named_parameters())
@@ -384,7 +387,11 @@ std::vector<Option> transformer_options(const Settings*) {
           integer_option("heads", 4, 1, 64, "attention heads (Transformer)"),
           integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)"), dropout_option(),
           choice_option("positional", "sinusoidal", [] { return positional_encodings().names(); },
-                        "the Transformer's positional encoding: " + join_names(positional_encodings().names(), ", "))};
+                        "the Transformer's positional encoding: " + join_names(positional_encodings().names(), ", ")),
+          switch_option("pre_norm", false, "Transformer: pre-norm layers, x + f(LayerNorm(x)), instead of the paper's "
+                                           "post-norm LayerNorm(x + f(x)) (torch's norm_first; steadier without warm-up)"),
+          switch_option("tie_embeddings", false, "Transformer: the output projection's weight is the target embedding "
+                                                 "table (Press & Wolf, 2017): V x C fewer parameters")};
 }
 
 void transformer_check(const Settings& s) {
@@ -397,6 +404,7 @@ std::shared_ptr<EncoderDecoder> build_transformer(const Settings& s, const Model
       TransformerOptions(c.src_vocab, c.tgt_vocab).with_d_model(s.integer("dim")).with_nhead(s.integer("heads"))
           .with_num_layers(s.integer("layers")).with_dim_feedforward(s.integer("ffn"))
           .with_dropout(static_cast<real>(s.number("dropout"))).with_positional(s.text("positional"))
+          .with_norm_first(s.on("pre_norm")).with_tie_embeddings(s.on("tie_embeddings"))
           .with_max_len(c.max_len + 2));  // + <bos> and <eos>
 }
 

@@ -162,6 +162,7 @@ struct TransformerOptions {
   real dropout = real(0.1);
   bool norm_first = false;
   bool share_embeddings = false;  // one table for both sides (needs src_vocab == tgt_vocab)
+  bool tie_embeddings = false;    // the generator's weight is the target embedding table (V, C)
   std::string positional = "sinusoidal";  // a registered positional encoding (positional.h)
   int64_t max_len = 256;  // longest sequence the positional encoding covers
 
@@ -174,6 +175,7 @@ struct TransformerOptions {
   TransformerOptions& with_dropout(real v) { dropout = v; return *this; }
   TransformerOptions& with_norm_first(bool v) { norm_first = v; return *this; }
   TransformerOptions& with_share_embeddings(bool v) { share_embeddings = v; return *this; }
+  TransformerOptions& with_tie_embeddings(bool v) { tie_embeddings = v; return *this; }
   TransformerOptions& with_positional(std::string v) { positional = std::move(v); return *this; }
   TransformerOptions& with_max_len(int64_t v) { max_len = v; return *this; }
   TransformerLayerOptions layer() const;
@@ -244,7 +246,7 @@ class Transformer : public Module, public EncoderDecoder {
   std::shared_ptr<PositionalEncoding> pos_encoding;
   std::shared_ptr<TransformerEncoder> encoder;
   std::shared_ptr<TransformerDecoder> decoder;
-  std::shared_ptr<Linear> generator;  // C -> V
+  std::shared_ptr<Linear> generator;  // C -> V; with tie_embeddings its weight is tgt_embed's
 };
 
 // (T, past + T): 1 where query t (position past + t) would see a later position. causal_mask(T)

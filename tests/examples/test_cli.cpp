@@ -11,6 +11,7 @@
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
 #include "io/safetensors.h"
+#include "nn/transformer/transformer.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
@@ -346,6 +347,8 @@ TEST_CASE("seqgrad train: a model flag that does not apply to the model is refus
       {{"--hard-attention"}, {"gru", "gnmt"}},
       {{"--attention-size", "8"}, {"lstm-attn"}},  // the general score has no hidden width
       {{"--positional", "learned"}, {"lstm"}},
+      {{"--pre-norm"}, {"lstm", "gnmt"}},
+      {{"--tie-embeddings"}, {"gru-attn"}},
   };
   for (const Case& c : cases)
     for (const std::string& model : c.models) {
@@ -366,6 +369,64 @@ TEST_CASE("seqgrad train: a model flag that does not apply to the model is refus
   CHECK(error_of({"train", "--task", "reverse", "--decoder", "--out", "m.safetensors"}) ==
         "error: seqgrad train: --decoder needs a value\n");
   CHECK(error_of({"train", "--task", "reverse", "--out"}) == "error: seqgrad train: --out needs a value\n");
+}
+
+// --pre-norm and --tie-embeddings shape the Transformer and are kept in its checkpoint; the
+// optimizer's --weight-decay and --momentum shape the run, and only the optimizers that take them
+// accept them.
+TEST_CASE("seqgrad train: --pre-norm, --tie-embeddings, --weight-decay and --momentum") {
+  const std::vector<std::string> common{"train", "--task", "reverse", "--n", "600", "--model", "transformer", "--dim",
+                                        "16", "--heads", "2", "--ffn", "32", "--layers", "1", "--epochs", "1",
+                                        "--threads", "1"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> words = common;
+    words.insert(words.end(), more.begin(), more.end());
+    return words;
+  };
+  const Result plain = run(with({"--out", "build/test_cli_plain.safetensors"}));
+  const Result shaped = run(with({"--pre-norm", "--tie-embeddings", "--optimizer", "adamw", "--weight-decay", "0.1",
+                                  "--out", "build/test_cli_tied.safetensors"}));
+  INFO(plain.err, shaped.err);
+  REQUIRE(plain.code == 0);
+  REQUIRE(shaped.code == 0);
+  const std::unique_ptr<cli::Translator> a = cli::Translator::load("build/test_cli_plain.safetensors");
+  const std::unique_ptr<cli::Translator> b = cli::Translator::load("build/test_cli_tied.safetensors");
+  CHECK_FALSE(a->config.options.on("pre_norm"));
+  CHECK(b->config.options.on("pre_norm"));
+  CHECK(b->config.options.on("tie_embeddings"));
+  const auto& tb = static_cast<nn::Transformer&>(b->model());
+  CHECK(tb.options.norm_first);
+  CHECK(b->model().module().num_parameters() == a->model().module().num_parameters() - b->tgt_vocab.size() * 16);
+  CHECK(run({"translate", "--model", "build/test_cli_tied.safetensors"}, "3 1 2\n").code == 0);
+  CHECK(error_of(with({"--optimizer", "adam", "--momentum", "0.5", "--out", "build/x.safetensors"})) ==
+        "error: seqgrad train: --momentum does not apply to --optimizer adam (it takes --weight-decay)\n");
+  CHECK(error_of(with({"--optimizer", "sgd", "--weight-decay", "-1", "--out", "build/x.safetensors"})) ==
+        "error: seqgrad train: --weight-decay expects a number from 0 to 10, got '-1'\n");
+  for (const char* f : {"build/test_cli_plain.safetensors", "build/test_cli_plain.training.svg",
+                        "build/test_cli_tied.safetensors", "build/test_cli_tied.training.svg"})
+    std::remove(f);
+}
+
+// --max-len on a corpus drops the long training pairs (not cut: a cut target teaches the model to
+// stop mid-sentence) and says how many; validation keeps them all.
+TEST_CASE("seqgrad train --train --max-len: long training pairs are dropped and counted") {
+  const std::string path = "build/test_cli_maxlen.tsv";
+  {
+    std::ofstream f(path);
+    for (int i = 0; i < 7; ++i) f << "a b\tb a\n";
+    f << "a b c d\tx\n" << "a\tb a b a\n" << "b a\ta b\n";  // 2 long pairs; the last is held out
+  }
+  const Result r = run({"train", "--train", path, "--max-len", "3", "--model", "gru", "--hidden", "8", "--dim", "4",
+                        "--layers", "1", "--epochs", "1", "--threads", "1", "--out", "build/test_cli_maxlen.safetensors"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: --max-len 3 dropped 2 of 9 training pairs, those with a side longer than 3 tokens\n") !=
+        std::string::npos);
+  CHECK(r.out.find("7 training pairs, 1 validation pairs") != std::string::npos);
+  CHECK(error_of({"train", "--train", path, "--max-len", "1", "--out", "build/test_cli_maxlen.safetensors"}) ==
+        "error: seqgrad train: --max-len 1 drops every training pair; give a larger --max-len\n");
+  for (const char* f : {path.c_str(), "build/test_cli_maxlen.safetensors", "build/test_cli_maxlen.training.svg"})
+    std::remove(f);
 }
 
 TEST_CASE("seqgrad average: the element-wise mean of checkpoints of one model, which loads and translates") {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/examples/to_pytorch.sh - the road to PyTorch (chapter 15), tested: seqgrad Transformer
-# checkpoints (space, char and bpe sides; sinusoidal and learned positions) become PyTorch models
+# checkpoints (space, char and bpe sides; sinusoidal and learned positions; post- and pre-norm,
+# tied and untied output embeddings) become PyTorch models
 # that translate a held-out file exactly as `seqgrad translate` does, compute seqgrad's validation
 # loss, go on training (one process, and two with torch.distributed and gloo) with the loss
 # falling, and are written back as a checkpoint seqgrad translates with, again as PyTorch does;
@@ -84,7 +85,7 @@ train_on() {  # NAME PROCESSES OUT
 }
 
 checkpoint space reverse
-checkpoint char date --src-tokens char --tgt-tokens char --positional learned
+checkpoint char date --src-tokens char --tgt-tokens char --positional learned --pre-norm --tie-embeddings
 checkpoint bpe en-fr --src-tokens bpe --tgt-tokens bpe --bpe-merges 150
 for name in space char bpe; do
   [ -f "$W/$name.safetensors" ] && same_translations "$name" "$W/$name.safetensors" "$W/$name.held.tsv"
@@ -99,14 +100,14 @@ if [ -f "$W/bpe.safetensors" ]; then
 fi
 
 # ---- refusals: what is not mapped is named, not guessed ----------------------------------------
-# The space checkpoint with "norm_first": true added to its configuration must not load.
+# The space checkpoint with "activation": "gelu" added to its configuration must not load.
 if [ -f "$W/space.safetensors" ]; then
-  if "$PY" - "$W/space.safetensors" "$W/prenorm.safetensors" >"$W/refuse.out" 2>&1 <<'EOF'
+  if "$PY" - "$W/space.safetensors" "$W/gelu.safetensors" >"$W/refuse.out" 2>&1 <<'EOF'
 import json, sys
 sys.path.insert(0, "docs")
 from to_pytorch import Refused, load_checkpoint, read_safetensors, write_safetensors
 tensors, metadata = read_safetensors(sys.argv[1])
-metadata["seqgrad.config"] = json.dumps(dict(json.loads(metadata["seqgrad.config"]), norm_first=True))
+metadata["seqgrad.config"] = json.dumps(dict(json.loads(metadata["seqgrad.config"]), activation="gelu"))
 write_safetensors(sys.argv[2], tensors, metadata)
 try:
     load_checkpoint(sys.argv[2])
@@ -114,10 +115,10 @@ except Refused as e:  # as the script's main() reports it
     sys.exit(f"to_pytorch: {e}")
 EOF
   then
-    fail "a checkpoint with norm_first loaded, instead of being refused"
+    fail "a checkpoint with an activation key loaded, instead of being refused"
   else
-    grep -q "sets 'norm_first' = true, which is not mapped" "$W/refuse.out" &&
-      echo "to_pytorch: refused: $(tail -1 "$W/refuse.out")" || fail "refusing norm_first: $(cat "$W/refuse.out")"
+    grep -q "sets 'activation' = \"gelu\", which is not mapped" "$W/refuse.out" &&
+      echo "to_pytorch: refused: $(tail -1 "$W/refuse.out")" || fail "refusing activation: $(cat "$W/refuse.out")"
   fi
 fi
 

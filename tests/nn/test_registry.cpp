@@ -76,6 +76,38 @@ TEST_CASE("registry: the library's own components are all registered") {
                        std::invalid_argument);
 }
 
+TEST_CASE("registry: an optimizer's options (weight decay, momentum) take their defaults or the values given, checked") {
+  // adam with weight_decay 0.1: the same steps as Adam built by hand with it.
+  Variable a(from_vector({1, -2}, {2}), true), b(from_vector({1, -2}, {2}), true);
+  auto by_name = nn::make_optimizer("adam", {a}, real(0.1), nn::Settings().set("weight_decay", 0.1));
+  nn::Adam by_hand({b}, nn::AdamOptions(real(0.1)).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9))
+                            .with_weight_decay(real(0.1)));
+  // sgd with momentum 0 and no decay is p - lr g, exactly.
+  Variable w(from_vector({1, -2}, {2}), true);
+  auto plain = nn::make_optimizer("sgd", {w}, real(0.5), nn::Settings().set("momentum", 0.0));
+  // adamw's default decay is 0.01: its first step is Adam's, then p -= lr 0.01 p.
+  Variable c(from_vector({1, -2}, {2}), true), d(from_vector({1, -2}, {2}), true);
+  auto adamw = nn::make_optimizer("adamw", {c}, real(0.1));
+  nn::AdamW adamw_by_hand({d}, nn::AdamOptions(real(0.1)).with_betas(real(0.9), real(0.98)).with_eps(real(1e-9))
+                                   .with_weight_decay(real(0.01)));
+  for (int k = 0; k < 3; ++k) {
+    for (Variable* v : {&a, &b, &w, &c, &d}) v->set_grad(from_vector({real(0.5) * static_cast<real>(k + 1), real(-1)}, {2}));
+    by_name->step();
+    by_hand.step();
+    adamw->step();
+    adamw_by_hand.step();
+    const std::vector<real> before = w.value().to_vector();
+    plain->step();
+    CHECK(w.value().to_vector()[0] == before[0] - real(0.5) * (real(0.5) * static_cast<real>(k + 1)));
+  }
+  CHECK(a.value().to_vector() == b.value().to_vector());
+  CHECK(c.value().to_vector() == d.value().to_vector());
+  CHECK_THROWS_WITH_AS(nn::make_optimizer("adam", {a}, real(0.1), nn::Settings().set("momentum", 0.5)),
+                       "make_optimizer: the optimizer adam takes no option 'momentum'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::make_optimizer("sgd", {a}, real(0.1), nn::Settings().set("weight_decay", -1.0)),
+                       "make_optimizer: sgd's weight_decay must be a number from 0 to 10, got -1.0", std::invalid_argument);
+}
+
 TEST_CASE("registry: an optimizer and a schedule by name are the ones the tool always used") {
   // "adam": Adam with the Transformer paper's betas (0.9, 0.98) and eps 1e-9, step for step.
   Variable a(from_vector({1, -2}, {2}), true), b(from_vector({1, -2}, {2}), true);

@@ -2,9 +2,11 @@
 // and the model: shapes, PyTorch's parameter names, masks (exact zeros, no NaN, padding and
 // causality do not leak), the positional formula, decoding (beam 1 = greedy, cached = uncached),
 // pinned error messages, and a tiny Transformer that learns to copy.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
+#include "nn/core/checkpoint.h"
 #include "nn/decoding/decoding.h"
 #include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
@@ -262,6 +264,47 @@ TEST_CASE("Transformer: names, shared or separate embeddings, logits shape") {
   CHECK(separate.forward(src, {5, 3, 1}, tgt).shape() == Shape{3, 4, 12});
   // The <pad> row of an embedding is zero.
   CHECK(max(abs(slice(separate.src_embed->weight.value(), 0, 0, 1))).item() == 0);
+}
+
+TEST_CASE("Transformer: tie_embeddings makes the generator's weight the target table, one parameter trained by both ends") {
+  manual_seed(6);
+  const auto o = nn::TransformerOptions(12, 12).with_d_model(8).with_nhead(2).with_num_layers(1).with_dim_feedforward(16);
+  nn::Transformer separate(o), tied(nn::TransformerOptions(o).with_tie_embeddings(true));
+  CHECK(tied.num_parameters() == separate.num_parameters() - 12 * 8);  // V x C fewer
+  const std::vector<std::string> n = names(tied);
+  CHECK(std::count(n.begin(), n.end(), "generator.weight") == 0);  // saved once, as tgt_embed.weight
+  CHECK(std::count(n.begin(), n.end(), "generator.bias") == 1);
+  CHECK(tied.generator->weight.value().data() == tied.tgt_embed->weight.value().data());
+  // Token 7 never enters the decoder: only the output projection reaches its row of the table.
+  const Tensor src = from_vector({4, 5, 6, 4}, {2, 2}), tgt_in = from_vector({1, 5, 1, 5}, {2, 2});
+  const Tensor tgt_out = from_vector({5, 2, 5, 2}, {2, 2});
+  const auto row7 = [](const nn::Transformer& m) { return slice(m.tgt_embed->weight.grad(), 0, 7, 8); };
+  for (nn::Transformer* m : {&separate, &tied})
+    nn::cross_entropy(m->forward(src, {}, tgt_in), tgt_out).backward();
+  CHECK(max(abs(row7(separate))).item() == 0);
+  CHECK(max(abs(row7(tied))).item() > 0);
+  // It learns, and a saved tied model loads into another as the same function.
+  nn::Adam opt(tied.parameters(), nn::AdamOptions(real(0.01)));
+  std::vector<real> losses;
+  for (int step = 0; step < 30; ++step) {
+    opt.zero_grad();
+    const Variable loss = nn::cross_entropy(tied.forward(src, {}, tgt_in), tgt_out);
+    loss.backward();
+    opt.step();
+    losses.push_back(loss.value().item());
+  }
+  CHECK(losses.back() < losses.front() / 2);
+  const seqgrad::testing::TempDir dir;
+  const std::string path = dir.file("tied.safetensors");
+  nn::save(tied, path);
+  manual_seed(99);
+  nn::Transformer again(nn::TransformerOptions(o).with_tie_embeddings(true));
+  nn::load(again, path);
+  tied.eval();
+  again.eval();
+  CHECK(again.forward(src, {}, tgt_in).value().to_vector() == tied.forward(src, {}, tgt_in).value().to_vector());
+  CHECK_THROWS_WITH_AS(nn::Linear(8, 12).tie_weight(Variable(zeros({8, 12}))),
+                       "Linear::tie_weight: expected a weight of shape (12, 8), got [8, 12]", std::invalid_argument);
 }
 
 TEST_CASE("padding and the future do not leak: results do not depend on them") {
