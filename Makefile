@@ -370,7 +370,7 @@ demo: all
 	$(CLI) data --task en-zh --n 300 --seed 2 --exclude $(DEMO)/train.tsv > $(DEMO)/test.tsv
 	@head -n 3 $(DEMO)/train.tsv
 	@echo "== training a Transformer for about a minute"
-	$(CLI) train --train $(DEMO)/train.tsv --model transformer --epochs 50 --minutes 1 --out $(DEMO)/en-zh.safetensors
+	$(CLI) train --train $(DEMO)/train.tsv --arch transformer --epochs 50 --minutes 1 --out $(DEMO)/en-zh.safetensors
 	@echo "== translating the held-out sentences"
 	$(CLI) eval --model $(DEMO)/en-zh.safetensors --data $(DEMO)/test.tsv --show 8
 	@echo "== what the model looks at"

@@ -20,7 +20,7 @@ export SEQGRAD_THREADS="$THREADS"
 
 if [ ! -f "$DIR/model.safetensors" ]; then
   "$SEQ" data --task reverse --n 20000 --min-len 2 --max-len 12 --seed 1 > "$DIR/train.tsv"
-  "$SEQ" train --train "$DIR/train.tsv" --model transformer --layers 2 --dim 64 --heads 4 --ffn 256 \
+  "$SEQ" train --train "$DIR/train.tsv" --arch transformer --layers 2 --dim 64 --heads 4 --ffn 256 \
     --dropout 0.1 --batch 64 --epochs 100 --minutes 1 --seed 1 --out "$DIR/model.safetensors" > "$DIR/train.log"
 fi
 if [ ! -f "$DIR/test.src" ]; then

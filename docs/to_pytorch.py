@@ -389,7 +389,7 @@ class LearnedPositions(nn.Module):
 
 
 POSITIONS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions}
-# Every key `seqgrad train --model transformer` writes into seqgrad.config, and so the whole of
+# Every key `seqgrad train --arch transformer` writes into seqgrad.config, and so the whole of
 # what a checkpoint can ask of the model. Each is mapped below; anything else is refused by name
 # (a Transformer always has ReLU and a LayerNorm closing each stack in seqgrad's tool, and so
 # here: nn/transformer/transformer.cpp's build_transformer).
@@ -740,7 +740,7 @@ def compare(args, parser):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a checkpoint written by `seqgrad train --model transformer`")
+    parser.add_argument("model", help="a checkpoint written by `seqgrad train --arch transformer`")
     parser.add_argument("sentences", nargs="*", help="source sentences to translate with both")
     parser.add_argument("--data", help="a TSV file of source<TAB>reference lines: its sources are translated")
     parser.add_argument("--seqgrad", default="build/seqgrad", help="the seqgrad tool to compare with (default build/seqgrad)")

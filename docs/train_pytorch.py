@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/train_pytorch.py - goes on training a seqgrad Transformer in PyTorch, on one process or several.
 
-The model comes from docs/to_pytorch.py (a checkpoint of `seqgrad train --model transformer`,
+The model comes from docs/to_pytorch.py (a checkpoint of `seqgrad train --arch transformer`,
 loaded into torch.nn modules), the sentence pairs from a TSV file as `seqgrad train --train`
 reads them, tokenised as the checkpoint's sides are. The training is seqgrad's: cross-entropy
 over the real target tokens (padding ignored) with optional label smoothing, Adam with the
@@ -254,7 +254,7 @@ def run(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a checkpoint written by `seqgrad train --model transformer`")
+    parser.add_argument("model", help="a checkpoint written by `seqgrad train --arch transformer`")
     parser.add_argument("--train", required=True, help="a TSV file of source<TAB>target lines to train on")
     parser.add_argument("--valid", help="a TSV file to report the loss on, before and after")
     parser.add_argument("--steps", type=int, default=100, help="optimizer steps (100)")

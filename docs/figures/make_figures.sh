@@ -45,7 +45,7 @@ quiet "$BUILD/examples/book_figures" --out "$OUT"
 S="$BUILD/seqgrad"
 "$S" data --task en-zh --n 4000 --seed 1 >"$W/runs/train.tsv" || { echo "make_figures: seqgrad data failed" >&2; exit 1; }
 SENTENCE="lily will read three red books tomorrow"
-quiet "$S" train --train "$W/runs/train.tsv" --model transformer --epochs 8 --seed 1 --out "$W/runs/tr.safetensors"
+quiet "$S" train --train "$W/runs/train.tsv" --arch transformer --epochs 8 --seed 1 --out "$W/runs/tr.safetensors"
 cp "$W/runs/tr.training.svg" "$OUT/training-curves.svg"
 quiet "$S" attention --model "$W/runs/tr.safetensors" --svg "$OUT/transformer-heads.svg" --grid $SENTENCE
 quiet "$S" attention --model "$W/runs/tr.safetensors" --svg "$OUT/transformer-mean.svg" $SENTENCE
@@ -55,7 +55,7 @@ if [ "$check" = 0 ]; then
   sh tests/examples/explorer_browser.sh "$BUILD" docs/figures/explorer.png "$W/runs/tr.safetensors" "$SENTENCE" ||
     { echo "make_figures: the explorer's browser test failed" >&2; exit 1; }
 fi
-quiet "$S" train --train "$W/runs/train.tsv" --model lstm-attn --epochs 6 --seed 1 --out "$W/runs/lstm.safetensors"
+quiet "$S" train --train "$W/runs/train.tsv" --arch lstm-attn --epochs 6 --seed 1 --out "$W/runs/lstm.safetensors"
 quiet "$S" attention --model "$W/runs/lstm.safetensors" --svg "$OUT/lstm-attention.svg" $SENTENCE
 
 # 3. The examples' --quick runs (02_mlp, 10_many_to_one and the NTM in full: seconds as they are). The

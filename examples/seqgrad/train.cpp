@@ -123,7 +123,7 @@ io::Json flag_value(const Args& a, const nn::Option& o) {
   return io::Json();
 }
 
-// The tool's own flags; train_flags() adds the model options after --model.
+// The tool's own flags; train_flags() adds the model options after --arch, the optimizer's after --optimizer.
 std::vector<FlagSpec> train_tool_flags() {
   return std::vector<FlagSpec>(
          {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
@@ -133,8 +133,10 @@ std::vector<FlagSpec> train_tool_flags() {
           {"min-len", "", "shortest generated source (task default)"},
           {"max-len", "", "--task: the longest generated source (task default); --train: drop the training pairs with a "
                           "side longer than N tokens, and say how many (validation pairs are all kept)"},
-          {"model", "transformer", "the model kind: " + nn::join_names(nn::model_names(), ", ") +
-                                   " (each takes the options below that apply to it)"},
+          {"arch", "transformer", "the architecture (model kind): " + nn::join_names(nn::model_names(), ", ") +
+                                  " (each takes the options below that apply to it)"},
+          {"model", "", "the old name of --arch, taken by seqgrad train until the next release (in translate, eval "
+                        "and attention, --model is the checkpoint)"},
           {"epochs", "10", "passes over the training data"},
           {"minutes", "", "stop after this many minutes instead (the best checkpoint is still saved)"},
           {"batch", "64", "sentence pairs per step"},
@@ -180,7 +182,7 @@ std::vector<FlagSpec> train_tool_flags() {
 
 Args train_flags() {
   std::vector<FlagSpec> flags = train_tool_flags();
-  const auto model = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "model"; });
+  const auto model = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "arch"; });
   std::vector<FlagSpec> options;
   for (const nn::Option& o : model_flags())
     options.push_back({o.flag_name(), o.flag_turns_off ? "false" : o.default_value, o.help, o.type == nn::Option::Type::Switch});
@@ -189,7 +191,7 @@ Args train_flags() {
   const auto optimizer = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "optimizer"; });
   flags.insert(optimizer + 1, optimizer_options.begin(), optimizer_options.end());
   return Args("seqgrad train",
-              "seqgrad train (--task NAME | --train FILE) [--valid FILE] --model MODEL [options] --out MODEL.safetensors\n"
+              "seqgrad train (--task NAME | --train FILE) [--valid FILE] --arch KIND [options] --out MODEL.safetensors\n"
               "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
               std::move(flags));
 }
@@ -293,7 +295,7 @@ Settings configure(const Args& given) {
   s.init_from = a.text("init-from");
   if (a.given("init-from")) {
     // The model is the checkpoint's, whole: a flag that would shape another one is refused.
-    std::vector<std::string> shaping{"model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
+    std::vector<std::string> shaping{"arch", "model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
     for (const nn::Option& o : model_flags()) shaping.push_back(o.flag_name());
     for (const std::string& flag : shaping)
       check(!a.given(flag), "seqgrad train: --", flag, " cannot be given with --init-from, which takes the model (its "
@@ -302,7 +304,8 @@ Settings configure(const Args& given) {
     s.init_model = Translator::load(s.resuming ? s.resume_from : s.init_from);  // checked as translate checks it
     c = s.init_model->config;
   } else {
-  c.model = a.choice("model", nn::model_names());
+  check(!a.given("model") || !a.given("arch"), "seqgrad train: give --arch alone (--model is its old name)");
+  c.model = a.choice(a.given("model") ? "model" : "arch", nn::model_names());
   std::vector<nn::Option> taken;
   try {
     c.options = nn::resolve_options(nn::model_kind(c.model), [&](const nn::Option& o) { return flag_value(a, o); },
@@ -319,7 +322,7 @@ Settings configure(const Args& given) {
   }
   for (const nn::Option& o : model_flags())
     check(!a.given(o.flag_name()) || takes.count(o.flag_name()) > 0, "seqgrad train: --", o.flag_name(),
-          " does not apply to --model ", c.model, " as configured (it takes ", take_list, ")");
+          " does not apply to --arch ", c.model, " as configured (it takes ", take_list, ")");
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
@@ -922,6 +925,9 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   if (given.help_requested()) return out << given.help(), 0;
   check(given.positional().empty(), "seqgrad train: unexpected argument '",
         given.positional().empty() ? "" : given.positional()[0], "'");
+  if (given.given("model"))
+    out << "note: seqgrad train's --model is now --arch (the architecture); --model names a checkpoint in translate, "
+           "eval and attention, and in train it is taken until the next release\n";
   Settings s = configure(given);
   if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
   const MatmulPrecisionScope precision(s.precision);  // this thread's products (the pool's threads are told per product)

@@ -13,7 +13,7 @@
 // option of its own, so that an attention decoder takes it by name:
 //   nn::AttentionSeq2SeqOptions(V, V).with_score("lowrank", nn::Settings().set("rank", 4))
 // and `make seqgrad EXTRA=exercises/08_low_rank_score/exercise.cpp` puts it in the tool:
-//   build/seqgrad train --task reverse --model lstm-attn --attention lowrank --rank 4 --out m.safetensors
+//   build/seqgrad train --task reverse --arch lstm-attn --attention lowrank --rank 4 --out m.safetensors
 #pragma once
 
 #include <memory>

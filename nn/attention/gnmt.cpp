@@ -199,7 +199,7 @@ std::vector<Option> gnmt_options(const Settings* chosen) {
 }
 
 void gnmt_check(const Settings& s) {
-  check(s.integer("layers") >= 2, "--model gnmt needs --layers 2 or more (a bidirectional bottom layer and at least "
+  check(s.integer("layers") >= 2, "--arch gnmt needs --layers 2 or more (a bidirectional bottom layer and at least "
         "one above it), got ", s.integer("layers"));
 }
 

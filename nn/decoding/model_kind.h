@@ -1,7 +1,7 @@
 // nn/decoding/model_kind.h - the sequence-to-sequence models a program can build by name, each with the
 // options it takes.
 //
-// A model kind is what `seqgrad train --model NAME` builds: "lstm", "gru-attn", "gnmt",
+// A model kind is what `seqgrad train --arch NAME` builds: "lstm", "gru-attn", "gnmt",
 // "transformer", ... Each kind says which options it takes (given those chosen so far: a local
 // attention window takes --window, global attention does not; a score brings its own), checks
 // the rules between them, and builds the model. The model then trains itself (its own

@@ -67,7 +67,7 @@ inline Result train(std::vector<std::string> words, const std::string& interrupt
 
 // A small Transformer on the copy task: 23 steps an epoch, a fraction of a second each epoch.
 inline std::vector<std::string> small_run(const std::string& out, const std::string& log, int64_t epochs = 3) {
-  return {"--task", "copy",  "--n",     "400", "--min-len", "2",  "--max-len",  "5",          "--model",
+  return {"--task", "copy",  "--n",     "400", "--min-len", "2",  "--max-len",  "5",          "--arch",
           "transformer",     "--dim",   "32",  "--ffn",     "64", "--heads",    "2",          "--layers",
           "1",      "--batch", "16",    "--epochs", std::to_string(epochs), "--seed", "3", "--out", out,
           "--loss-log", log};

@@ -38,9 +38,9 @@ learns() {  # NAME ARGS...: train on reversing 3..6 tokens; the loss must fall b
     fail "$name: validation loss went from $first to $last, not down by a third"
   echo "coursework: $name: valid_loss $first -> $last"
 }
-learns distance --model lstm-attn --attention distance --temperature 2
-learns mgu --model mgu
-learns mgu-attn --model mgu-attn
+learns distance --arch lstm-attn --attention distance --temperature 2
+learns mgu --arch mgu
+learns mgu-attn --arch mgu-attn
 
 # The score's option is in the checkpoint's configuration, and the checkpoint translates.
 # (The configuration is JSON inside the JSON header, so its quotes are escaped: \".)
@@ -49,8 +49,8 @@ head -c 4096 "$W/distance.safetensors" | grep -q 'temperature\\":2' ||
 "$SEQ" translate --model "$W/distance.safetensors" "a b c" >/dev/null 2>&1 || fail "translating with the distance model failed"
 "$SEQ" translate --model "$W/mgu.safetensors" "a b c" >/dev/null 2>&1 || fail "translating with the mgu model failed"
 # The option is refused where it does not apply (a model without that score).
-"$SEQ" train --task reverse --model lstm-attn --temperature 2 --out "$W/x.safetensors" >/dev/null 2>"$W/err"
-[ $? -eq 2 ] && grep -q -- "--temperature does not apply to --model lstm-attn" "$W/err" ||
+"$SEQ" train --task reverse --arch lstm-attn --temperature 2 --out "$W/x.safetensors" >/dev/null 2>"$W/err"
+[ $? -eq 2 ] && grep -q -- "--temperature does not apply to --arch lstm-attn" "$W/err" ||
   fail "--temperature with the general score is not refused: $(cat "$W/err")"
 # The library's own tool knows neither, and says so.
 if [ -x "$BUILD/seqgrad" ]; then

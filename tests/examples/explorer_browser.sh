@@ -47,7 +47,7 @@ SENTENCE=${4:-"c a d b"}
 if [ -z "$MODEL" ]; then
   # A small Transformer (2 layers, 4 heads) that reverses its input: a few seconds of training.
   MODEL=$W/m.safetensors
-  "$BUILD/seqgrad" train --task reverse --n 2000 --min-len 3 --max-len 6 --seed 5 --model transformer --layers 2 \
+  "$BUILD/seqgrad" train --task reverse --n 2000 --min-len 3 --max-len 6 --seed 5 --arch transformer --layers 2 \
     --heads 4 --dim 32 --ffn 64 --epochs 6 --threads 2 --out "$MODEL" >"$W/train.out" 2>&1 ||
     { tail -3 "$W/train.out" >&2; echo "$NAME: training the model failed" >&2; exit 1; }
 fi

@@ -41,7 +41,7 @@ passed=0 failed=0
 ok() { echo "ok - $1"; passed=$((passed + 1)); }
 not_ok() { echo "FAIL - $1 ($2)"; failed=$((failed + 1)); }
 
-timeout 120 "$SEQ" train --task copy --n 300 --epochs 1 --model transformer --layers 1 --dim 16 --heads 2 --ffn 32 \
+timeout 120 "$SEQ" train --task copy --n 300 --epochs 1 --arch transformer --layers 1 --dim 16 --heads 2 --ffn 32 \
   --threads 1 --out "$W/t.safetensors" >"$W/seqgrad.out" 2>&1 &&
   timeout 60 "$SEQ" data --task copy --n 100 >"$W/c.tsv" ||
   { echo "pytorch-script-faults: seqgrad could not make the checkpoint: $(tail -1 "$W/seqgrad.out")" >&2; exit 2; }

@@ -42,8 +42,8 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"train", "--task", "copy"}) == "error: seqgrad train: --out MODEL.safetensors is required\n");
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
         "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
-  CHECK(error_of({"train", "--task", "copy", "--model", "gpt", "--out", "m"}) ==
-        "error: seqgrad train: --model expects one of gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
+  CHECK(error_of({"train", "--task", "copy", "--arch", "gpt", "--out", "m"}) ==
+        "error: seqgrad train: --arch expects one of gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
   CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
         "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
   CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==
@@ -97,7 +97,7 @@ TEST_CASE("seqgrad data writes deterministic TSV") {
 
 TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention") {
   const std::string model = "build/test_cli_copy.safetensors";
-  Result train = run({"train", "--task", "copy", "--n", "2000", "--min-len", "2", "--max-len", "4", "--model", "gru-attn",
+  Result train = run({"train", "--task", "copy", "--n", "2000", "--min-len", "2", "--max-len", "4", "--arch", "gru-attn",
                       "--hidden", "48", "--dim", "16", "--epochs", "7", "--lr", "0.01", "--dropout", "0", "--seed", "1",
                       "--out", model});
   INFO(train.err);
@@ -195,21 +195,21 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
 TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at least as good as greedy") {
   write_file("build/test_cli_beam.tsv", run({"data", "--task", "reverse", "--n", "100", "--min-len", "2", "--max-len", "5",
                                              "--seed", "77"}).out);
-  const std::vector<std::vector<std::string>> kinds{{"--model", "rnn"},
-                                                    {"--model", "lstm", "--layers", "2"},
-                                                    {"--model", "gru", "--layers", "2"},
-                                                    {"--model", "gru", "--bidirectional"},
-                                                    {"--model", "lstm-attn", "--attention", "dot"},
-                                                    {"--model", "lstm-attn", "--attention", "general"},
-                                                    {"--model", "lstm-attn", "--attention", "concat"},
-                                                    {"--model", "gru-attn", "--attention", "additive"},
-                                                    {"--model", "lstm-attn", "--attention", "scaled-dot"},
-                                                    {"--model", "gru-attn", "--attention", "cosine"},
-                                                    {"--model", "lstm-attn", "--attention", "mlp"},
-                                                    {"--model", "gru-attn", "--attention", "location"},
-                                                    {"--model", "gru-attn", "--decoder", "bahdanau", "--attention", "additive"},
-                                                    {"--model", "lstm-attn", "--attention-window", "local-p", "--window", "2"},
-                                                    {"--model", "transformer", "--heads", "2", "--ffn", "64"}};
+  const std::vector<std::vector<std::string>> kinds{{"--arch", "rnn"},
+                                                    {"--arch", "lstm", "--layers", "2"},
+                                                    {"--arch", "gru", "--layers", "2"},
+                                                    {"--arch", "gru", "--bidirectional"},
+                                                    {"--arch", "lstm-attn", "--attention", "dot"},
+                                                    {"--arch", "lstm-attn", "--attention", "general"},
+                                                    {"--arch", "lstm-attn", "--attention", "concat"},
+                                                    {"--arch", "gru-attn", "--attention", "additive"},
+                                                    {"--arch", "lstm-attn", "--attention", "scaled-dot"},
+                                                    {"--arch", "gru-attn", "--attention", "cosine"},
+                                                    {"--arch", "lstm-attn", "--attention", "mlp"},
+                                                    {"--arch", "gru-attn", "--attention", "location"},
+                                                    {"--arch", "gru-attn", "--decoder", "bahdanau", "--attention", "additive"},
+                                                    {"--arch", "lstm-attn", "--attention-window", "local-p", "--window", "2"},
+                                                    {"--arch", "transformer", "--heads", "2", "--ffn", "64"}};
   double total_greedy = 0, total_beam = 0;
   for (const auto& kind : kinds) {
     std::vector<std::string> words{"train", "--task", "reverse", "--n", "1500", "--min-len", "2", "--max-len", "5",
@@ -250,7 +250,7 @@ TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at
 // The attention models' decoder and window come from flags, are saved in the checkpoint's
 // configuration, and a checkpoint from before these flags reads as Luong, global, D = 3.
 TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: saved, loaded, checked") {
-  const Result trained = run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model",
+  const Result trained = run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--arch",
                               "gru-attn", "--decoder", "bahdanau", "--attention-window", "local-m", "--window", "2",
                               "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
                               "build/test_cli_window.safetensors"});
@@ -276,14 +276,14 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
   CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(old),
                        "the model configuration's 'window' must be one of global, local-p, local-m, got \"local\"",
                        std::runtime_error);
-  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--decoder", "transformer", "--out", "x.safetensors"}) ==
+  CHECK(error_of({"train", "--task", "copy", "--arch", "gru-attn", "--decoder", "transformer", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --decoder expects one of luong, bahdanau, got 'transformer'\n");
-  CHECK(error_of({"train", "--task", "copy", "--model", "gru-attn", "--attention-window", "local-p", "--window", "0",
+  CHECK(error_of({"train", "--task", "copy", "--arch", "gru-attn", "--attention-window", "local-p", "--window", "0",
                   "--out", "x.safetensors"}) == "error: seqgrad train: --window expects a whole number from 1 to 4096, got '0'\n");
   // Validation sentences longer than --max-decode are cut as training ones are: the location
   // score has weights for --max-decode positions and no more.
   write_file("build/test_cli_long.tsv", "a b c d e f g h\th g f e d c b a\nb a\ta b\n");
-  const Result located = run({"train", "--task", "reverse", "--n", "200", "--min-len", "2", "--max-len", "4", "--model",
+  const Result located = run({"train", "--task", "reverse", "--n", "200", "--min-len", "2", "--max-len", "4", "--arch",
                               "gru-attn", "--attention", "location", "--max-decode", "6", "--valid",
                               "build/test_cli_long.tsv", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads",
                               "1", "--out", "build/test_cli_window.safetensors"});
@@ -291,17 +291,17 @@ TEST_CASE("seqgrad train --decoder, --attention-window, --window, --context: sav
   CHECK(located.code == 0);
   std::remove("build/test_cli_long.tsv");
   // --context for the plain seq2seq: the mean of the encoder's states instead of its last one.
-  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--model", "gru", "--context",
+  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--min-len", "2", "--max-len", "4", "--arch", "gru", "--context",
                "mean", "--hidden", "16", "--dim", "8", "--epochs", "1", "--threads", "1", "--out",
                "build/test_cli_window.safetensors"}).code == 0);
   CHECK(cli::Translator::load("build/test_cli_window.safetensors")->config.options.text("context") == "mean");
-  CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--context", "first", "--out", "x.safetensors"}) ==
+  CHECK(error_of({"train", "--task", "copy", "--arch", "gru", "--context", "first", "--out", "x.safetensors"}) ==
         "error: seqgrad train: --context expects one of last, mean, max, got 'first'\n");
   for (const char* f : {"build/test_cli_window.safetensors", "build/test_cli_window.training.svg"}) std::remove(f);
 }
 
 TEST_CASE("seqgrad train --reverse-source: the encoder reads backwards in training and in translation") {
-  const Result trained = run({"train", "--task", "copy", "--n", "1000", "--min-len", "2", "--max-len", "4", "--model",
+  const Result trained = run({"train", "--task", "copy", "--n", "1000", "--min-len", "2", "--max-len", "4", "--arch",
                               "gru", "--reverse-source", "--hidden", "48", "--dim", "16", "--layers", "1", "--epochs",
                               "12", "--lr", "0.01", "--batch", "16", "--threads", "1", "--out",
                               "build/test_cli_reversed.safetensors"});
@@ -318,8 +318,8 @@ TEST_CASE("seqgrad train --reverse-source: the encoder reads backwards in traini
   const double forwards = cli::score(*t, held_out, 1).exact;
   CHECK(reversed >= 0.6);
   CHECK(forwards < reversed - 0.3);
-  CHECK(error_of({"train", "--task", "copy", "--model", "lstm-attn", "--reverse-source", "--out", "x.safetensors"}) ==
-        "error: seqgrad train: --reverse-source does not apply to --model lstm-attn as configured (it takes --layers, "
+  CHECK(error_of({"train", "--task", "copy", "--arch", "lstm-attn", "--reverse-source", "--out", "x.safetensors"}) ==
+        "error: seqgrad train: --reverse-source does not apply to --arch lstm-attn as configured (it takes --layers, "
         "--hidden, --dim, --dropout, --bidirectional, --attention, --decoder, --attention-window, --hard-attention)\n");
   for (const char* f : {"build/test_cli_reversed.safetensors", "build/test_cli_reversed.training.svg"}) std::remove(f);
 }
@@ -354,15 +354,15 @@ TEST_CASE("seqgrad train: a model flag that does not apply to the model is refus
     for (const std::string& model : c.models) {
       CAPTURE(c.flag[0]);
       CAPTURE(model);
-      std::vector<std::string> words{"train", "--task", "copy", "--model", model, "--out", "build/x.safetensors"};
+      std::vector<std::string> words{"train", "--task", "copy", "--arch", model, "--out", "build/x.safetensors"};
       words.insert(words.end(), c.flag.begin(), c.flag.end());
       const Result r = run(words);
       CHECK(r.code == 2);
-      CHECK(r.err.rfind("error: seqgrad train: " + c.flag[0] + " does not apply to --model " + model + " as configured (it takes --", 0) == 0);
+      CHECK(r.err.rfind("error: seqgrad train: " + c.flag[0] + " does not apply to --arch " + model + " as configured (it takes --", 0) == 0);
       CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
   // The same flags where they apply are taken (here, only checked: --epochs 0 stops the run).
-  CHECK(error_of({"train", "--task", "copy", "--model", "lstm-attn", "--attention-window", "local-p", "--window", "2",
+  CHECK(error_of({"train", "--task", "copy", "--arch", "lstm-attn", "--attention-window", "local-p", "--window", "2",
                   "--attention", "additive", "--attention-size", "8", "--epochs", "0", "--out", "build/x.safetensors"}) ==
         "error: seqgrad train: --epochs expects a whole number from 1 to 100000, got '0'\n");
   // A flag missing its value names that flag, not the next word.
@@ -375,7 +375,7 @@ TEST_CASE("seqgrad train: a model flag that does not apply to the model is refus
 // optimizer's --weight-decay and --momentum shape the run, and only the optimizers that take them
 // accept them.
 TEST_CASE("seqgrad train: --pre-norm, --tie-embeddings, --weight-decay and --momentum") {
-  const std::vector<std::string> common{"train", "--task", "reverse", "--n", "600", "--model", "transformer", "--dim",
+  const std::vector<std::string> common{"train", "--task", "reverse", "--n", "600", "--arch", "transformer", "--dim",
                                         "16", "--heads", "2", "--ffn", "32", "--layers", "1", "--epochs", "1",
                                         "--threads", "1"};
   auto with = [&](std::vector<std::string> more) {
@@ -407,6 +407,23 @@ TEST_CASE("seqgrad train: --pre-norm, --tie-embeddings, --weight-decay and --mom
     std::remove(f);
 }
 
+// seqgrad train's --model was the architecture, and is a checkpoint everywhere else: --arch now,
+// with the old name still taken (and said) until the next release.
+TEST_CASE("seqgrad train --model, the old name of --arch: still taken, with a note; not with --arch") {
+  const Result r = run({"train", "--task", "copy", "--n", "200", "--model", "gru", "--hidden", "8", "--dim", "4",
+                        "--layers", "1", "--epochs", "1", "--threads", "1", "--out", "build/test_cli_old_model.safetensors"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("note: seqgrad train's --model is now --arch (the architecture); --model names a checkpoint in "
+                    "translate, eval and attention, and in train it is taken until the next release\n", 0) == 0);
+  CHECK(cli::Translator::load("build/test_cli_old_model.safetensors")->config.model == "gru");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--arch", "lstm", "--out", "m.safetensors"}) ==
+        "error: seqgrad train: give --arch alone (--model is its old name)\n");
+  CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--pre-norm", "--out", "m.safetensors"}).find(
+            "--pre-norm does not apply to --arch gru") != std::string::npos);
+  for (const char* f : {"build/test_cli_old_model.safetensors", "build/test_cli_old_model.training.svg"}) std::remove(f);
+}
+
 // --max-len on a corpus drops the long training pairs (not cut: a cut target teaches the model to
 // stop mid-sentence) and says how many; validation keeps them all.
 TEST_CASE("seqgrad train --train --max-len: long training pairs are dropped and counted") {
@@ -416,7 +433,7 @@ TEST_CASE("seqgrad train --train --max-len: long training pairs are dropped and 
     for (int i = 0; i < 7; ++i) f << "a b\tb a\n";
     f << "a b c d\tx\n" << "a\tb a b a\n" << "b a\ta b\n";  // 2 long pairs; the last is held out
   }
-  const Result r = run({"train", "--train", path, "--max-len", "3", "--model", "gru", "--hidden", "8", "--dim", "4",
+  const Result r = run({"train", "--train", path, "--max-len", "3", "--arch", "gru", "--hidden", "8", "--dim", "4",
                         "--layers", "1", "--epochs", "1", "--threads", "1", "--out", "build/test_cli_maxlen.safetensors"});
   INFO(r.err);
   CHECK(r.code == 0);
@@ -437,7 +454,7 @@ TEST_CASE("seqgrad average: the element-wise mean of checkpoints of one model, w
   std::vector<std::string> paths;
   for (const char* epochs : {"1", "2"}) {
     const std::string path = dir + "/e" + epochs + ".safetensors";
-    const Result r = run({"train", "--task", "copy", "--n", "200", "--epochs", epochs, "--model", "lstm-attn", "--layers", "1",
+    const Result r = run({"train", "--task", "copy", "--n", "200", "--epochs", epochs, "--arch", "lstm-attn", "--layers", "1",
                           "--hidden", "8", "--dim", "8", "--threads", "1", "--seed", "3", "--out", path});
     REQUIRE(r.code == 0);
     paths.push_back(path);
@@ -472,7 +489,7 @@ TEST_CASE("seqgrad average: the element-wise mean of checkpoints of one model, w
   CHECK(overlap.err == "error: seqgrad average: --out '" + paths[0] + "' is the same file as the input '" + paths[0] +
                            "'; expected an output that is not an input\n");
   const std::string other = dir + "/other.safetensors";
-  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--epochs", "1", "--model", "lstm-attn", "--layers", "1", "--hidden",
+  REQUIRE(run({"train", "--task", "copy", "--n", "200", "--epochs", "1", "--arch", "lstm-attn", "--layers", "1", "--hidden",
                "12", "--dim", "8", "--threads", "1", "--seed", "3", "--out", other})
               .code == 0);
   const Result mixed = run({"average", "--out", dir + "/x.safetensors", paths[0], other});
@@ -487,7 +504,7 @@ TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-
   // Pairs longer than the model handles used to be cut without a word, in training and in translate.
   const std::string model = "build/test_cli_cut.safetensors";
   const Result r = run({"train", "--task", "copy", "--n", "300", "--min-len", "6", "--max-len", "10", "--max-decode", "8",
-                        "--epochs", "1", "--model", "lstm", "--layers", "1", "--hidden", "8", "--dim", "8", "--threads", "1",
+                        "--epochs", "1", "--arch", "lstm", "--layers", "1", "--hidden", "8", "--dim", "8", "--threads", "1",
                         "--out", model});
   REQUIRE(r.code == 0);
   int64_t train_cut = -1, train_n = -1, valid_cut = -1, valid_n = -1;
@@ -506,7 +523,7 @@ TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-
   CHECK(tr.err.rfind("warning: sentence 2: longer than the model's 8 tokens (its --max-decode); only the first 8 are "
                      "translated\ntranslated 2 sentences in ", 0) == 0);
   // Each epoch's exact match is over the first 500 validation pairs: said when there are more.
-  const Result many = run({"train", "--task", "copy", "--n", "5100", "--epochs", "1", "--model", "lstm", "--layers", "1",
+  const Result many = run({"train", "--task", "copy", "--n", "5100", "--epochs", "1", "--arch", "lstm", "--layers", "1",
                            "--hidden", "8", "--dim", "8", "--threads", "1", "--out", model});
   REQUIRE(many.code == 0);
   CHECK(many.out.find("note: each epoch's exact_match and token_error_rate are over the first 500 of the 510 validation "
@@ -517,7 +534,7 @@ TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-
 
 TEST_CASE("seqgrad translate --nbest, --sample, --length-penalty, --threads: each as a fairseq user expects") {
   const std::string model = "build/test_cli_decoding.safetensors";
-  REQUIRE(run({"train", "--task", "en-zh", "--n", "1500", "--epochs", "2", "--model", "transformer", "--layers", "1", "--dim",
+  REQUIRE(run({"train", "--task", "en-zh", "--n", "1500", "--epochs", "2", "--arch", "transformer", "--layers", "1", "--dim",
                "32", "--heads", "2", "--ffn", "64", "--threads", "1", "--seed", "2", "--out", model})
               .code == 0);
   const std::string input = "billy eats a banana\n\nanna reads\n";

@@ -49,7 +49,7 @@ TEST_CASE("seqgrad train --src-tokens bpe --tgt-tokens bpe: trains, saves the me
   const std::string resume = "build/test_bpe.resume.safetensors";
   write_file(tsv, accent_corpus(1000, 1));
   const std::vector<std::string> flags{"--train", tsv, "--src-tokens", "bpe", "--tgt-tokens", "bpe", "--bpe-merges", "20",
-                                       "--model", "gru-attn", "--hidden", "48", "--dim", "16", "--batch", "16",
+                                       "--arch", "gru-attn", "--hidden", "48", "--dim", "16", "--batch", "16",
                                        "--epochs", "8", "--lr", "0.01", "--dropout", "0", "--seed", "2", "--out", model};
   // Stopped in epoch 2 (as by Ctrl-C), then resumed: the resume file carries the merges too.
   const Result stopped = train(flags, "epoch 2 ");
@@ -111,7 +111,7 @@ TEST_CASE("seqgrad train --bpe-merges: a bad number, or no bpe side, is an error
 
 TEST_CASE("seqgrad translate: a bpe checkpoint's merges are checked when it is loaded") {
   const std::string good = "build/test_bpe_small.safetensors", bad = "build/test_bpe_bad.safetensors";
-  REQUIRE(train({"--task", "copy", "--n", "40", "--max-len", "4", "--src-tokens", "bpe", "--model", "rnn", "--hidden",
+  REQUIRE(train({"--task", "copy", "--n", "40", "--max-len", "4", "--src-tokens", "bpe", "--arch", "rnn", "--hidden",
                  "8", "--dim", "8", "--layers", "1", "--epochs", "1", "--out", good})
               .code == 0);
   CHECK(run({"translate", "--model", good, "a b"}).code == 0);

@@ -50,7 +50,7 @@ void edit_tensor(const std::string& from, const std::string& to, const std::stri
 
 // A small LSTM run on the copy task; 10 steps an epoch.
 std::vector<std::string> lstm_run(const std::string& out, int64_t epochs = 3) {
-  return {"--task", "copy", "--n", "180", "--min-len", "2", "--max-len", "5", "--model", "lstm", "--hidden", "16",
+  return {"--task", "copy", "--n", "180", "--min-len", "2", "--max-len", "5", "--arch", "lstm", "--hidden", "16",
           "--dim", "8", "--layers", "1", "--batch", "16", "--epochs", std::to_string(epochs), "--seed", "4",
           "--threads", "1", "--out", out};
 }
@@ -317,7 +317,7 @@ TEST_CASE("seqgrad train: a --loss-log that cannot be written stops at the first
 TEST_CASE("seqgrad train: flags that make no model together are refused before any data is read") {
   // --attention dot compares queries of --hidden with keys of 2 x --hidden once the encoder is
   // bidirectional: it used to fail inside a constructor after the corpus had been read.
-  const Result r = train({"--task", "copy", "--model", "lstm-attn", "--bidirectional", "--attention", "dot", "--out",
+  const Result r = train({"--task", "copy", "--arch", "lstm-attn", "--bidirectional", "--attention", "dot", "--out",
                           kDir + "/m.safetensors"});
   CHECK(r.code == 2);
   CHECK(r.err == "error: seqgrad train: these flags make no model: DotScore: expected query and key sizes to be equal, "
@@ -335,7 +335,7 @@ TEST_CASE("seqgrad train: --lr with a schedule that ignores it is refused, not s
                  "give another --schedule (warmup, cosine) for a peak rate of your choosing\n");
   for (const char* schedule : {"warmup", "cosine", "constant"}) {
     CAPTURE(std::string(schedule));
-    CHECK(train({"--task", "copy", "--n", "50", "--epochs", "1", "--model", "lstm", "--hidden", "8", "--dim", "8",
+    CHECK(train({"--task", "copy", "--n", "50", "--epochs", "1", "--arch", "lstm", "--hidden", "8", "--dim", "8",
                  "--schedule", schedule, "--lr", "0.002", "--threads", "1", "--out", kDir + "/m.safetensors"})
               .code == 0);
   }
@@ -346,7 +346,7 @@ TEST_CASE("seqgrad train: a broken corpus is refused before the first step, nami
   const std::string tsv = kDir + "/c.tsv";
   auto refused = [&](const std::string& text, const std::string& expected) {
     write_file(tsv, text);
-    const Result r = train({"--train", tsv, "--model", "lstm", "--hidden", "8", "--dim", "8", "--out", kDir + "/m.safetensors"});
+    const Result r = train({"--train", tsv, "--arch", "lstm", "--hidden", "8", "--dim", "8", "--out", kDir + "/m.safetensors"});
     CHECK(r.code == 2);
     CHECK(r.err == "error: " + tsv + expected + "\n");
     CHECK(r.out.empty());  // not one step trained
@@ -355,7 +355,7 @@ TEST_CASE("seqgrad train: a broken corpus is refused before the first step, nami
   refused("a b\tc d\ne f\tg h\nbad \xff byte\tx y\n", ":3: expected UTF-8 text, found byte 0xff at column 5");
   refused("a b\tc d\n\tg h\n", ":2: expected 'source<TAB>target', found an empty source");
   refused("a b\tc d\ne f\t  \n", ":2: expected 'source<TAB>target', found an empty target");
-  const Result folder = train({"--train", kDir, "--model", "lstm", "--out", kDir + "/m.safetensors"});
+  const Result folder = train({"--train", kDir, "--arch", "lstm", "--out", kDir + "/m.safetensors"});
   CHECK(folder.err == "error: cannot read '" + kDir + "': it is a directory\n");
 }
 
@@ -400,7 +400,7 @@ TEST_CASE("seqgrad train --resume: a --train corpus that changed since the run w
   const Result made = run({"data", "--task", "copy", "--n", "180", "--seed", "4"});
   REQUIRE(made.code == 0);
   write_file(corpus, made.out);
-  const std::vector<std::string> words = {"--train", corpus, "--model", "lstm", "--hidden", "16", "--dim", "8",
+  const std::vector<std::string> words = {"--train", corpus, "--arch", "lstm", "--hidden", "16", "--dim", "8",
                                           "--layers", "1", "--batch", "16", "--epochs", "3", "--seed", "4",
                                           "--threads", "1", "--out", kDir + "/m.safetensors"};
   REQUIRE(train(words, "epoch 2 ").code == 130);

@@ -1,4 +1,4 @@
-// tests/examples/test_cli_gnmt.cpp - `seqgrad train --model gnmt` in-process: a tiny model
+// tests/examples/test_cli_gnmt.cpp - `seqgrad train --arch gnmt` in-process: a tiny model
 // trained, saved with --layers and --no-residual in its configuration, then evaluated (greedy
 // and beam), translated, drawn, and interrupted and resumed; the messages for a bad --layers
 // and a bad checkpoint configuration.
@@ -15,7 +15,7 @@ using namespace seqgrad::testing;
 namespace {
 
 std::vector<std::string> tiny_gnmt(const std::string& out, bool residual) {
-  std::vector<std::string> words{"--task", "copy", "--n", "300", "--min-len", "2", "--max-len", "4", "--model", "gnmt",
+  std::vector<std::string> words{"--task", "copy", "--n", "300", "--min-len", "2", "--max-len", "4", "--arch", "gnmt",
                                  "--layers", "3", "--hidden", "16", "--dim", "8", "--batch", "16", "--epochs", "2",
                                  "--threads", "1", "--seed", "5", "--out", out};
   if (!residual) words.push_back("--no-residual");
@@ -24,7 +24,7 @@ std::vector<std::string> tiny_gnmt(const std::string& out, bool residual) {
 
 }  // namespace
 
-TEST_CASE("seqgrad train --model gnmt: saved, loaded, evaluated, translated, resumed") {
+TEST_CASE("seqgrad train --arch gnmt: saved, loaded, evaluated, translated, resumed") {
   const std::string model = "build/test_cli_gnmt.safetensors";
   const Result trained = train(tiny_gnmt(model, /*residual=*/false));
   INFO(trained.err);
@@ -71,23 +71,23 @@ TEST_CASE("seqgrad train --model gnmt: saved, loaded, evaluated, translated, res
     std::remove(f);
 }
 
-TEST_CASE("seqgrad train --model gnmt: the messages for too few layers and a bad configuration") {
-  CHECK(run({"train", "--task", "copy", "--model", "gnmt", "--layers", "1", "--out", "build/x.safetensors"}).err ==
-        "error: seqgrad train: --model gnmt needs --layers 2 or more (a bidirectional bottom layer and at least one "
+TEST_CASE("seqgrad train --arch gnmt: the messages for too few layers and a bad configuration") {
+  CHECK(run({"train", "--task", "copy", "--arch", "gnmt", "--layers", "1", "--out", "build/x.safetensors"}).err ==
+        "error: seqgrad train: --arch gnmt needs --layers 2 or more (a bidirectional bottom layer and at least one "
         "above it), got 1\n");
   cli::ModelConfig c;
   c.model = "gnmt";
   io::Json j = c.resolved().to_json();
   j.set("layers", 1);
   CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(j),
-                       "the model configuration: --model gnmt needs --layers 2 or more (a bidirectional bottom layer "
+                       "the model configuration: --arch gnmt needs --layers 2 or more (a bidirectional bottom layer "
                        "and at least one above it), got 1", std::runtime_error);
   j.set("layers", 2);
   j.set("residual", "yes");
   CHECK_THROWS_WITH_AS(cli::ModelConfig::from_json(j), "the model configuration's 'residual' must be true or false, got \"yes\"",
                        std::runtime_error);
   // A model without attention has no alignment to draw.
-  const Result rnn = train({"--task", "copy", "--n", "50", "--model", "gru", "--hidden", "8", "--dim", "4", "--layers",
+  const Result rnn = train({"--task", "copy", "--n", "50", "--arch", "gru", "--hidden", "8", "--dim", "4", "--layers",
                             "1", "--epochs", "1", "--threads", "1", "--out", "build/test_cli_gnmt_gru.safetensors"});
   REQUIRE(rnn.code == 0);
   CHECK(run({"attention", "--model", "build/test_cli_gnmt_gru.safetensors", "--svg", "build/test_cli_gnmt_gru.svg", "a", "b"}).err ==

@@ -36,7 +36,7 @@ std::string text_of(const std::string& svg) {
 TEST_CASE("seqgrad train and attention draw: curves in two panels, one head, every head, the beam tree, the explorer") {
   // A Transformer of 2 layers of 2 heads that copies: a second of training.
   const std::string model = "build/test_pics.safetensors";
-  const Result trained = train({"--task", "copy", "--n", "600", "--min-len", "2", "--max-len", "4", "--model",
+  const Result trained = train({"--task", "copy", "--n", "600", "--min-len", "2", "--max-len", "4", "--arch",
                                 "transformer", "--layers", "2", "--heads", "2", "--dim", "16", "--ffn", "32", "--epochs",
                                 "3", "--seed", "3", "--out", model});
   INFO(trained.err);

@@ -137,7 +137,7 @@ TEST_CASE("seqgrad train --optimizer, --schedule, --clip: each its own numbers, 
 
 TEST_CASE("seqgrad train --hard-attention: REINFORCE trains it, and a resumed run samples the same positions") {
   auto hard_run = [](const std::string& name, bool hard) {
-    std::vector<std::string> words{"--task", "copy", "--n", "400", "--min-len", "2", "--max-len", "5", "--model",
+    std::vector<std::string> words{"--task", "copy", "--n", "400", "--min-len", "2", "--max-len", "5", "--arch",
                                    "gru-attn", "--hidden", "32", "--dim", "16", "--layers", "1", "--batch", "16",
                                    "--epochs", "3", "--lr", "0.01", "--seed", "3", "--threads", "1", "--out",
                                    "build/test_hard_" + name + ".safetensors", "--loss-log",
@@ -187,8 +187,8 @@ TEST_CASE("seqgrad train --hard-attention: REINFORCE trains it, and a resumed ru
   }
   std::remove(bad.c_str());
   std::remove(cut.c_str());
-  CHECK(train({"--task", "copy", "--model", "gru", "--hard-attention", "--out", "build/x.safetensors"}).err ==
-        "error: seqgrad train: --hard-attention does not apply to --model gru as configured (it takes --layers, --hidden, "
+  CHECK(train({"--task", "copy", "--arch", "gru", "--hard-attention", "--out", "build/x.safetensors"}).err ==
+        "error: seqgrad train: --hard-attention does not apply to --arch gru as configured (it takes --layers, --hidden, "
         "--dim, --dropout, --bidirectional, --context, --reverse-source)\n");
   for (const char* name : {"ref", "soft", "cut"})
     for (const char* ext : {".safetensors", ".log", ".training.svg"}) std::remove(cat("build/test_hard_", name, ext).c_str());
@@ -372,7 +372,7 @@ TEST_CASE("seqgrad train --replicas, --precision: R shards give the same weights
         "error: seqgrad train: --precision expects one of fp32, bf16, got 'fp16'\n");
   CHECK(run({"translate", "--model", "build/test_dp_bf16.safetensors", "--precision", "half", "a"}).err ==
         "error: seqgrad translate: --precision expects one of fp32, bf16, got 'half'\n");
-  CHECK(train({"--task", "copy", "--model", "gru-attn", "--hard-attention", "--replicas", "2", "--out",
+  CHECK(train({"--task", "copy", "--arch", "gru-attn", "--hard-attention", "--replicas", "2", "--out",
                "build/x.safetensors"}).err ==
         "error: seqgrad train: --replicas 2 cannot train --hard-attention: its REINFORCE baseline is a running mean "
         "that each batch updates in turn, which shards running at once cannot share; give --replicas 1\n");

@@ -47,7 +47,7 @@ checkpoint() {  # NAME TASK SEQGRAD-TRAIN-FLAGS...
   name=$1 task=$2; shift 2
   "$SEQ" data --task "$task" --n 3000 --seed 1 >"$W/$name.train.tsv" &&
     "$SEQ" data --task "$task" --n 60 --seed 2 --exclude "$W/$name.train.tsv" >"$W/$name.valid.tsv" &&
-    "$SEQ" train --train "$W/$name.train.tsv" --valid "$W/$name.valid.tsv" --model transformer --dim 32 --heads 4 \
+    "$SEQ" train --train "$W/$name.train.tsv" --valid "$W/$name.valid.tsv" --arch transformer --dim 32 --heads 4 \
       --ffn 64 --layers 2 --epochs 3 --max-decode 24 --threads 1 --seed 1 --out "$W/$name.safetensors" "$@" \
       >"$W/$name.train.out" 2>&1 ||
     { fail "$name: seqgrad train failed: $(tail -2 "$W/$name.train.out")"; return 1; }

@@ -50,7 +50,7 @@ EMPTY=$W/log/empty  # stdin of every command (not the machine's /dev/null)
 echo "# seqgrad fault injection in $W (FAULTS_SEED=$SEED)"
 
 # A tiny model trains in well under a second.
-TINY=(--model lstm --layers 1 --hidden 16 --dim 16 --batch 32 --threads 1)
+TINY=(--arch lstm --layers 1 --hidden 16 --dim 16 --batch 32 --threads 1)
 # Runs long enough (a few seconds) for a signal to land in the middle of training.
 LONG=(--task copy --n 20000 --epochs 4 "${TINY[@]}")
 
@@ -216,7 +216,7 @@ train_with_signal() {
 # Fixtures: a tiny LSTM (m), a tiny Transformer (t), a test set, and an interrupted run (r/)
 
 expect_ok "setup: train a tiny LSTM" -- "$SEQ" train --task copy --n 200 --epochs 2 "${TINY[@]}" --out "$W/m.safetensors"
-expect_ok "setup: train a tiny Transformer" -- "$SEQ" train --task copy --n 200 --epochs 2 --model transformer \
+expect_ok "setup: train a tiny Transformer" -- "$SEQ" train --task copy --n 200 --epochs 2 --arch transformer \
   --layers 1 --dim 16 --heads 2 --ffn 32 --batch 32 --threads 1 --out "$W/t.safetensors"
 "$SEQ" data --task copy --n 20 --seed 7 > "$W/test.tsv" 2>> "$W/log/shell"
 [ -f m.safetensors ] && guard "$W/m.safetensors"
@@ -529,7 +529,7 @@ if command -v prlimit > /dev/null 2>&1; then
 fi
 # train | head: the run goes on (SIGPIPE is ignored while training), saves, and ends quietly
 # (once: exit 2, "cannot write standard output", after a complete run).
-run "$TIMEOUT" bash -c '"$1" train --task copy --n 300 --epochs 2 --model gru --hidden 16 --dim 8 --out "$4" 2> "$2" |
+run "$TIMEOUT" bash -c '"$1" train --task copy --n 300 --epochs 2 --arch gru --hidden 16 --dim 8 --out "$4" 2> "$2" |
   head -n 1 > "$3"; exit "${PIPESTATUS[0]}"' _ "$SEQ" "$W/log/trainpipe.err" "$W/log/trainpipe.out" "$W/trainpipe.safetensors"
 [ "$RC" = 0 ] || PROBLEMS+=("exit $RC, expected 0")
 [ -s "$W/log/trainpipe.err" ] && PROBLEMS+=("stderr: $(head -n 1 "$W/log/trainpipe.err")")

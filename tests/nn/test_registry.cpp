@@ -184,7 +184,7 @@ TEST_CASE("model kinds: the options each takes, resolved with defaults; a bad va
   CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("transformer"), from({{"dim", io::Json(6)}}), flag),
                        "--dim (6) must be a multiple of --heads (4)", std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("gnmt"), from({{"layers", io::Json(1)}}), flag),
-                       "--model gnmt needs --layers 2 or more (a bidirectional bottom layer and at least one above it), "
+                       "--arch gnmt needs --layers 2 or more (a bidirectional bottom layer and at least one above it), "
                        "got 1", std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::resolve_options(nn::model_kind("lstm"), from({{"context", io::Json("first")}}), flag),
                        "--context must be one of last, mean, max, got \"first\"", std::runtime_error);

@@ -9,7 +9,7 @@
 //   query q (B, T, H_q), keys k (B, S, H_k) -> scores (B, T, S)
 // Build the tool with it, and train a model that uses it:
 //   make seqgrad EXTRA=examples/08_extending/coursework/distance_score.cpp
-//   build/seqgrad train --task reverse --model lstm-attn --attention distance --temperature 2 --out m.safetensors
+//   build/seqgrad train --task reverse --arch lstm-attn --attention distance --temperature 2 --out m.safetensors
 #include <cmath>
 #include <memory>
 

@@ -10,7 +10,7 @@
 //   x (B, C), h (B, H) -> h' (B, H)
 // Build the tool with it, and train the models it makes, "mgu" and "mgu-attn":
 //   make seqgrad EXTRA=examples/08_extending/coursework/mgu_cell.cpp
-//   build/seqgrad train --task reverse --model mgu-attn --out m.safetensors
+//   build/seqgrad train --task reverse --arch mgu-attn --out m.safetensors
 #include "seqgrad.h"
 
 using namespace seqgrad;
