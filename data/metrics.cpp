@@ -1,4 +1,4 @@
-// data/metrics.cpp - edit distance, exact match, token error rate, corpus BLEU, AUC.
+// data/metrics.cpp - edit distance, exact match, edits per token, corpus BLEU, AUC.
 #include "data/metrics.h"
 
 #include <algorithm>
@@ -43,8 +43,8 @@ double exact_match(const std::vector<Tokens>& h, const std::vector<Tokens>& r) {
   return static_cast<double>(same) / static_cast<double>(h.size());
 }
 
-double token_error_rate(const std::vector<Tokens>& h, const std::vector<Tokens>& r) {
-  check_sizes(h, r, "token_error_rate");
+double edits_per_token(const std::vector<Tokens>& h, const std::vector<Tokens>& r) {
+  check_sizes(h, r, "edits_per_token");
   int64_t edits = 0, tokens = 0;
   for (size_t i = 0; i < h.size(); ++i) {
     edits += edit_distance(h[i], r[i]);

@@ -1,9 +1,10 @@
-// data/metrics.h - scoring translations (exact match, token error rate, BLEU) and rankings (AUC).
+// data/metrics.h - scoring translations (exact match, edits per token, BLEU) and rankings (AUC).
 //
 // All three compare hypotheses with references token by token (after tokenisation):
 //   exact_match      fraction of hypotheses identical to their reference
-//   token_error_rate total edit distance / total reference tokens (insertions, deletions and
-//                    substitutions each cost 1; can exceed 1 for long wrong outputs)
+//   edits_per_token  total edit distance / total reference tokens (insertions, deletions and
+//                    substitutions each cost 1). Not a rate: it exceeds 1 for long wrong outputs
+//                    (speech recognition's "word error rate" is the same number)
 //   bleu             corpus BLEU-4 in 0..100: the geometric mean of the clipped 1- to 4-gram
 //                    precisions, times the brevity penalty exp(1 - r/c) when the hypotheses
 //                    are shorter in total (c) than the references (r). No smoothing: a corpus
@@ -29,7 +30,7 @@ using Tokens = std::vector<std::string>;
 
 int64_t edit_distance(const Tokens& a, const Tokens& b);
 double exact_match(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
-double token_error_rate(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
+double edits_per_token(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references);
 double bleu(const std::vector<Tokens>& hypotheses, const std::vector<Tokens>& references, int max_n = 4);
 
 // Area under the ROC curve of a ranking (click prediction, chapter 14): the probability that a

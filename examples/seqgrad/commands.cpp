@@ -61,7 +61,7 @@ const char* kUsage =
     "  data        write a toy task's sentence pairs as TSV to stdout\n"
     "  train       train a model on a toy task or a TSV corpus and save a checkpoint\n"
     "  translate   translate the arguments, or each line of stdin\n"
-    "  eval        score a model on a TSV file: exact match, token error rate, BLEU\n"
+    "  eval        score a model on a TSV file: exact match, edits per token, BLEU\n"
     "  attention   draw what a model attends to for one sentence: heatmaps, the beam's tree, an explorer page\n"
     "  average     average the weights of several checkpoints of one model into one\n\n"
     "'seqgrad COMMAND --help' lists a command's flags.\n";
@@ -387,7 +387,7 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
           << "\n    reference: " << pairs[i].target << "\n";
   }
   const Scores s = score(*t, pairs, options);
-  out << std::setprecision(4) << "exact_match=" << s.exact << " token_error_rate=" << s.ter << " bleu=" << s.bleu
+  out << std::setprecision(4) << "exact_match=" << s.exact << " edits_per_token=" << s.edits_per_token << " bleu=" << s.bleu
       << " n=" << pairs.size() << "\n";
   return 0;
 }

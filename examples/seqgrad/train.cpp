@@ -557,7 +557,7 @@ Data load_data(Settings& s, std::ostream& out) {
 
   d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
   if (valid_pairs.size() > d.probe_pairs.size())
-    out << "note: each epoch's exact_match and token_error_rate are over the first " << d.probe_pairs.size() << " of the "
+    out << "note: each epoch's exact_match and edits_per_token are over the first " << d.probe_pairs.size() << " of the "
         << valid_pairs.size() << " validation pairs (valid_loss over all; seqgrad eval scores them all)\n";
   // --batch-tokens must hold the largest pair: checked here, before the run opens any output.
   int64_t largest = 0;  // positions of the largest pair: its longer side, with the target's <bos>
@@ -859,7 +859,7 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     const Validation v = validate();
     out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
         << " valid_loss=" << v.loss << " exact_match=" << std::setprecision(3) << v.scores.exact
-        << " token_error_rate=" << v.scores.ter << (out_of_time ? " (time budget reached)" : "") << "\n"
+        << " edits_per_token=" << v.scores.edits_per_token << (out_of_time ? " (time budget reached)" : "") << "\n"
         << std::defaultfloat;
     progress.epochs.push_back(static_cast<double>(epoch));
     progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));

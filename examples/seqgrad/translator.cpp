@@ -414,7 +414,7 @@ Scores score(Translator& t, const std::vector<data::Pair>& pairs, const Translat
     refs.push_back(tokens(p.target));
   }
   for (const std::string& h : t.translate(sources, options)) hyps.push_back(tokens(h));
-  return {data::exact_match(hyps, refs), data::token_error_rate(hyps, refs), data::bleu(hyps, refs)};
+  return {data::exact_match(hyps, refs), data::edits_per_token(hyps, refs), data::bleu(hyps, refs)};
 }
 
 }  // namespace seqgrad::cli

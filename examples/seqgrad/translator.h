@@ -174,10 +174,10 @@ class Translator {
 };
 
 // How well a model translates `pairs` (greedy, or beam search with beam > 1; `batch` sentences
-// at a time): exact match, token error rate and BLEU (over words when the target is bpe), as
+// at a time): exact match, edits per token and BLEU (over words when the target is bpe), as
 // `seqgrad eval` prints them.
 struct Scores {
-  double exact = 0, ter = 0, bleu = 0;
+  double exact = 0, edits_per_token = 0, bleu = 0;
 };
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, const TranslateOptions& options);
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch = kTranslateBatch);

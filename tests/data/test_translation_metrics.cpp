@@ -50,13 +50,15 @@ TEST_CASE("translation grammar: deterministic, and the reordering rules hold") {
   CHECK(billy.target == "比利 吃 香蕉");
 }
 
-TEST_CASE("edit distance, exact match, token error rate") {
+TEST_CASE("edit distance, exact match, edits per token") {
   CHECK(edit_distance({"a", "b", "c"}, {"a", "c"}) == 1);
   CHECK(edit_distance({}, {"x", "y"}) == 2);
   CHECK(edit_distance({"k", "i", "t", "t", "e", "n"}, {"s", "i", "t", "t", "i", "n", "g"}) == 3);
   CHECK(exact_match({{"a"}, {"b"}}, {{"a"}, {"c"}}) == 0.5);
   // 1 edit over 3 reference tokens + 2 edits over 2 = 3 / 5
-  CHECK(token_error_rate({{"a", "b"}, {}}, {{"a", "b", "c"}, {"x", "y"}}) == doctest::Approx(0.6));
+  CHECK(edits_per_token({{"a", "b"}, {}}, {{"a", "b", "c"}, {"x", "y"}}) == doctest::Approx(0.6));
+  // Not a rate: an output that never stops costs an edit per extra token (chapter 6's 14/5).
+  CHECK(edits_per_token({Tokens(15, "nous")}, {{"nous", "lirons", "un", "petit", "livre"}}) == doctest::Approx(2.8));
   CHECK_THROWS_WITH_AS(exact_match({{"a"}}, {}), "exact_match: expected as many hypotheses as references, got 1 and 0",
                        std::invalid_argument);
 }

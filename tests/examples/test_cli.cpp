@@ -162,6 +162,7 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
   CHECK(run({"eval", "--model", model, "--data", "build/test_cli_eval.tsv", "--batch", "7"}).out == ev.out);
   INFO(ev.out);
   CHECK(ev.out.rfind("exact_match=", 0) == 0);
+  CHECK(ev.out.find(" edits_per_token=") != std::string::npos);  // not "token_error_rate": it can exceed 1
   CHECK(ev.out.find(" n=100\n") != std::string::npos);
   double exact = 0;
   std::sscanf(ev.out.c_str(), "exact_match=%lf", &exact);
@@ -526,7 +527,7 @@ TEST_CASE("seqgrad train and translate say when a sentence is longer than --max-
   const Result many = run({"train", "--task", "copy", "--n", "5100", "--epochs", "1", "--arch", "lstm", "--layers", "1",
                            "--hidden", "8", "--dim", "8", "--threads", "1", "--out", model});
   REQUIRE(many.code == 0);
-  CHECK(many.out.find("note: each epoch's exact_match and token_error_rate are over the first 500 of the 510 validation "
+  CHECK(many.out.find("note: each epoch's exact_match and edits_per_token are over the first 500 of the 510 validation "
                       "pairs (valid_loss over all; seqgrad eval scores them all)\n") != std::string::npos);
   std::remove(model.c_str());
   std::remove("build/test_cli_cut.training.svg");
