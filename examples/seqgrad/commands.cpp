@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -25,6 +26,7 @@
 #include "examples/seqgrad/translator.h"
 #include "io/atomic_file.h"
 #include "io/utf8.h"
+#include "nn/decoding/decoding.h"
 #include "tensor/check.h"
 #include "tensor/thread_pool.h"
 #include "viz/heatmap.h"
@@ -63,6 +65,7 @@ const char* kUsage =
     "  translate   translate the arguments, or each line of stdin\n"
     "  eval        score a model on a TSV file: exact match, edits per token, BLEU\n"
     "  attention   draw what a model attends to for one sentence: heatmaps, the beam's tree, an explorer page\n"
+    "  sample      draw text from a language model (seqgrad train --arch lm), optionally continuing a prompt\n"
     "  average     average the weights of several checkpoints of one model into one\n\n"
     "'seqgrad COMMAND --help' lists a command's flags.\n";
 
@@ -163,6 +166,12 @@ std::string format_score(double log_prob) {
 
 // The decoding flags translate and eval share: --beam, --length-penalty, --batch, and --threads
 // (set here: the translations are the same for any number).
+// A language model (--arch lm) reads no source: translate, eval and attention have nothing to do with it.
+void check_translates(const Translator& t, const std::string& path, const char* command) {
+  check_state(t.model().reads_source(), "seqgrad ", command, ": '", path, "' is a language model (", t.config.model,
+              "), which reads no source to translate; draw text from it with seqgrad sample --model ", path);
+}
+
 TranslateOptions translate_options(const Args& a) {
   TranslateOptions o;
   o.beam = a.integer("beam", 1, 64);
@@ -279,6 +288,7 @@ int cmd_translate(const std::vector<std::string>& words, std::ostream& out, std:
         "expected no --beam, got --beam ", options.beam);
   const bool scores = a.on("scores") || options.nbest > 1;
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
+  check_translates(*t, a.text("model"), "translate");
   const bool from_stdin = a.positional().empty();
   check_state(!from_stdin || &in != &std::cin || !in.bad(), "seqgrad translate: cannot read standard input: it is closed");
   const char* what = from_stdin ? "line " : "sentence ";
@@ -378,6 +388,22 @@ int cmd_eval(const std::vector<std::string>& words, std::ostream& out) {
   const int64_t show = a.integer("show", 0, 1000000);
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
   const std::vector<data::Pair> pairs = data::read_tsv_file(a.text("data"));
+  // A language model translates nothing: its score is how well it predicts the targets, the
+  // loss in nats per token and the perplexity exp(loss) (fairseq's eval_lm).
+  if (!t->model().reads_source()) {
+    for (const char* flag : {"beam", "length-penalty", "show"})
+      check(!a.given(flag), "seqgrad eval: --", flag, " is for translation models; '", a.text("model"), "' is a language "
+            "model (", t->config.model, "), scored by its loss on the file's targets");
+    data::EncodedPairs encoded = t->encode_pairs(pairs);
+    for (auto& ids : encoded.tgt)  // as in training: the model reads at most max_len tokens
+      if (static_cast<int64_t>(ids.size()) > t->config.max_len) ids.resize(t->config.max_len);
+    for (auto& ids : encoded.src)  // (the sources are not read; a batch still has one token of each)
+      if (ids.empty()) ids.push_back(data::Vocab::kUnk);
+    const double loss = mean_loss(*t, encoded);
+    out << std::fixed << std::setprecision(4) << "loss=" << loss << " ppl=" << std::setprecision(2) << std::exp(loss)
+        << std::defaultfloat << " n=" << pairs.size() << "\n";
+    return 0;
+  }
   if (show > 0) {
     std::vector<std::string> sources;
     for (int64_t i = 0; i < std::min<int64_t>(show, static_cast<int64_t>(pairs.size())); ++i) sources.push_back(pairs[i].source);
@@ -441,6 +467,63 @@ int cmd_average(const std::vector<std::string>& words, std::ostream& out) {
   return 0;
 }
 
+// ================================================================================================
+// seqgrad sample
+
+// Text from a language model (nn/transformer/language_model.h): each sample drawn token by token
+// from softmax(logits / T), after <bos> and the prompt, until <eos> or --max-len tokens. Sample
+// i draws from its own stream of --seed (as translate --sample's sentence i), so the first
+// samples are the same whatever --n.
+int cmd_sample(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+  Args a("seqgrad sample", "seqgrad sample --model LM.safetensors [--prompt TEXT] [--n N] [--temperature T] [--top-k K]",
+         {{"model", "", "a language model written by seqgrad train --arch lm"},
+          {"prompt", "", "text each sample continues, read as the model's target side (default: none)"},
+          {"n", "5", "samples to draw, one a line"},
+          {"temperature", "1", "divide the logits by T (below 1: likelier text; above: more varied)"},
+          {"top-k", "0", "draw from the K most likely tokens only (0: all)"},
+          {"max-len", "", "tokens to draw after the prompt, at most (default: the model's --max-decode)"},
+          {"seed", "0", "the random seed (sample i draws from its own stream of it)"},
+          {"threads", "0", "worker threads (0 = SEQGRAD_THREADS or all cores; the same samples for any number)"},
+          {"scores", "false", "print log P(sample | prompt) and a tab before each sample", true}});
+  a.parse(words);
+  if (a.help_requested()) return out << a.help(), 0;
+  check(a.given("model"), "seqgrad sample: --model LM.safetensors is required");
+  check(a.positional().empty(), "seqgrad sample: unexpected argument '", a.positional().empty() ? "" : a.positional()[0],
+        "' (the text to continue goes in --prompt)");
+  const int64_t n = a.integer("n", 1, 100000);
+  const auto temperature = static_cast<real>(a.number("temperature", 1e-3, 1e3));
+  const int64_t top_k = a.integer("top-k", 0, 1000000);
+  const auto seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
+  if (const int64_t threads = a.integer("threads", 0, 256); threads > 0) set_num_threads(static_cast<int>(threads));
+  const std::string path = a.text("model");
+  std::unique_ptr<Translator> t = Translator::load(path);
+  check_state(!t->model().reads_source(), "seqgrad sample: '", path, "' is a translation model (", t->config.model,
+              "); translate with it (seqgrad translate --sample draws translations)");
+  const int64_t max_len = a.given("max-len") ? a.integer("max-len", 1, t->config.max_len) : t->config.max_len;
+  const std::string problem = data::text_line_problem(a.text("prompt"));
+  check(problem.empty(), "seqgrad sample: --prompt: ", problem);
+  const std::vector<int64_t> prompt = t->tgt_vocab.encode(t->target_tokens(a.text("prompt")));
+  check(static_cast<int64_t>(prompt.size()) <= t->config.max_len, "seqgrad sample: the prompt has ", prompt.size(),
+        " tokens; the model reads at most ", t->config.max_len);
+  const auto unknown = std::count(prompt.begin(), prompt.end(), data::Vocab::kUnk);
+  if (unknown > 0)
+    err << "note: " << unknown << " of the prompt's " << prompt.size() << " tokens are not in the model's vocabulary "
+        << "(read as <unk>)\n";
+  // The prompt as the model's "source" (1, P); an empty one is a single <pad>, which is no token.
+  Tensor src = zeros({1, std::max<int64_t>(1, static_cast<int64_t>(prompt.size()))});
+  for (size_t i = 0; i < prompt.size(); ++i) src.data()[i] = static_cast<real>(prompt[i]);
+  const auto options = nn::DecodeOptions().with_max_len(max_len).with_temperature(temperature).with_top_k(top_k);
+  for (int64_t i = 0; i < n; ++i) {
+    Generator generator(seed * 1000003ull + static_cast<uint64_t>(i));
+    const nn::DecodeResult r = nn::sample(t->model(), src, {}, options, generator);
+    std::vector<int64_t> ids = prompt;
+    ids.insert(ids.end(), r.tokens[0].begin(), r.tokens[0].end());
+    if (a.on("scores")) out << std::setprecision(6) << r.log_probs[0] << "\t";
+    out << t->target_text(ids) << "\n";
+  }
+  return 0;
+}
+
 int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
   Args a("seqgrad attention",
          "seqgrad attention --model MODEL [--svg OUT.svg] [--html OUT.html] [--tree OUT.svg] TEXT",
@@ -472,6 +555,7 @@ int cmd_attention(const std::vector<std::string>& words, std::ostream& out) {
   std::string sentence;
   for (const std::string& w : a.positional()) sentence += (sentence.empty() ? "" : " ") + w;
   std::unique_ptr<Translator> t = Translator::load(a.text("model"));
+  check_translates(*t, a.text("model"), "attention");
   const AttentionView view = t->attention(sentence, beam);
   if (a.given("svg")) {
     if (a.on("grid")) {
@@ -517,7 +601,9 @@ int dispatch(const std::vector<std::string>& words, std::ostream& out, std::ostr
   if (command == "eval") return cmd_eval(rest, out);
   if (command == "attention") return cmd_attention(rest, out);
   if (command == "average") return cmd_average(rest, out);
-  check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval or attention (see 'seqgrad --help')");
+  if (command == "sample") return cmd_sample(rest, out, err);
+  check(false, "seqgrad: unknown command '", command, "'; expected data, train, translate, eval, attention, sample or "
+        "average (see 'seqgrad --help')");
   return 2;
 }
 

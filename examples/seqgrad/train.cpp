@@ -218,6 +218,7 @@ struct Settings {
   std::map<std::string, std::string> saved_corpora;  // resuming: the corpus fingerprints the run was started on
   std::string init_from;  // --init-from: the checkpoint whose model this run starts from
   std::unique_ptr<Translator> init_model;  // ... loaded (load_data takes it)
+  bool translates = true;  // false for a language model (--arch lm): no translation to score
 };
 
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
@@ -303,6 +304,7 @@ Settings configure(const Args& given) {
     // (Resuming such a run, the model is the resume file's, and the --init-from file may be gone.)
     s.init_model = Translator::load(s.resuming ? s.resume_from : s.init_from);  // checked as translate checks it
     c = s.init_model->config;
+    s.translates = s.init_model->model().reads_source();
   } else {
   check(!a.given("model") || !a.given("arch"), "seqgrad train: give --arch alone (--model is its old name)");
   c.model = a.choice(a.given("model") ? "model" : "arch", nn::model_names());
@@ -333,6 +335,7 @@ Settings configure(const Args& given) {
   try {
     const data::Vocab tiny = data::Vocab::from_tokens({"<pad>", "<bos>", "<eos>", "<unk>", "a"});
     Translator trial(c, tiny, tiny);
+    s.translates = trial.model().reads_source();
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(cat("seqgrad train: these flags make no model: ", e.what()));
   }
@@ -374,6 +377,8 @@ Settings configure(const Args& given) {
   s.accumulate = a.integer("accumulate", 1, 1 << 20);
   s.valid_every = a.integer("valid-every", 0, kMaxStepsPerEpoch);
   s.best_by = a.choice("best-by", {"loss", "bleu", "exact"});
+  check(s.translates || s.best_by == "loss", "seqgrad train: --best-by ", s.best_by, " scores translations, and --arch ",
+        c.model, " translates nothing (a language model reads no source); give --best-by loss");
   s.patience = a.integer("patience", 0, 1000000);
   s.keep_last = a.integer("keep-last", 0, 1000000);
   // The cosine schedule is planned over the run's --epochs: other epochs on resume would bend it.
@@ -508,7 +513,10 @@ Data load_data(Settings& s, std::ostream& out) {
     const size_t before = train.size();
     size_t kept = 0;
     for (size_t i = 0; i < before; ++i) {
-      if (static_cast<int64_t>(train.src[i].size()) > longest || static_cast<int64_t>(train.tgt[i].size()) > longest) continue;
+      // (A language model reads no source: its target alone counts.)
+      if ((s.translates && static_cast<int64_t>(train.src[i].size()) > longest) ||
+          static_cast<int64_t>(train.tgt[i].size()) > longest)
+        continue;
       train.src[kept] = std::move(train.src[i]);
       train.tgt[kept] = std::move(train.tgt[i]);
       train_pairs[kept] = std::move(train_pairs[i]);
@@ -526,7 +534,7 @@ Data load_data(Settings& s, std::ostream& out) {
   const auto count_cut = [&](const std::vector<data::Pair>& pairs, const data::EncodedPairs& encoded) {
     int64_t cut = 0;
     for (size_t i = 0; i < pairs.size(); ++i)
-      cut += t.source_is_cut(pairs[i].source) || static_cast<int64_t>(encoded.tgt[i].size()) > c.max_len;
+      cut += (s.translates && t.source_is_cut(pairs[i].source)) || static_cast<int64_t>(encoded.tgt[i].size()) > c.max_len;
     return cut;
   };
   const int64_t train_cut = count_cut(train_pairs, train), valid_cut = count_cut(valid_pairs, valid);
@@ -555,8 +563,10 @@ Data load_data(Settings& s, std::ostream& out) {
         << "% of the training tokens are not in the model's vocabularies (read as <unk>)\n" << std::defaultfloat;
   }
 
-  d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
-  if (valid_pairs.size() > d.probe_pairs.size())
+  // A language model translates nothing: its validation is the loss (and perplexity) alone.
+  if (s.translates)
+    d.probe_pairs.assign(valid_pairs.begin(), valid_pairs.begin() + std::min<std::ptrdiff_t>(500, valid_pairs.size()));
+  if (s.translates && valid_pairs.size() > d.probe_pairs.size())
     out << "note: each epoch's exact_match and edits_per_token are over the first " << d.probe_pairs.size() << " of the "
         << valid_pairs.size() << " validation pairs (valid_loss over all; seqgrad eval scores them all)\n";
   // --batch-tokens must hold the largest pair: checked here, before the run opens any output.
@@ -570,21 +580,6 @@ Data load_data(Settings& s, std::ostream& out) {
 
 // ================================================================================================
 // The training loop: steps, validation after each epoch, the best checkpoint, Ctrl-C
-
-double validation_loss(Translator& t, const data::EncodedPairs& valid) {
-  NoGradGuard no_grad;
-  t.module().eval();
-  double total = 0;
-  int64_t batches = 0;
-  std::vector<int64_t> lengths;
-  for (const auto& s : valid.src) lengths.push_back(static_cast<int64_t>(s.size()));
-  for (const auto& idx : data::make_batches(lengths, 64, 0)) {
-    total += t.loss(valid.batch(idx), 0).item();
-    ++batches;
-  }
-  t.module().train();
-  return batches ? total / static_cast<double>(batches) : 0;
-}
 
 // --optimizer and --schedule, found by name (nn/optim/optim.h, nn/optim/schedule.h). A schedule may be
 // none (constant). The Noam schedule's d_model is the model's --dim.
@@ -708,8 +703,8 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     Scores scores;
   };
   auto validate = [&] {
-    const double vloss = validation_loss(t, d.valid);
-    const Scores scores = score(t, d.probe_pairs, 1);
+    const double vloss = mean_loss(t, d.valid);
+    const Scores scores = s.translates ? score(t, d.probe_pairs, 1) : Scores{};
     t.module().train();
     return Validation{vloss, scores};
   };
@@ -834,8 +829,12 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
       if (s.valid_every > 0 && opt.steps_taken() % s.valid_every == 0 && step < n_batches) {
         const Validation v = validate();
         char line[160];
-        std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f exact_match=%.3f bleu=%.2f",
-                      static_cast<long long>(opt.steps_taken()), v.loss, v.scores.exact, v.scores.bleu);
+        if (s.translates)
+          std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f exact_match=%.3f bleu=%.2f",
+                        static_cast<long long>(opt.steps_taken()), v.loss, v.scores.exact, v.scores.bleu);
+        else
+          std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f valid_ppl=%.2f",
+                        static_cast<long long>(opt.steps_taken()), v.loss, std::exp(v.loss));
         bar.print(line);
         if (consider(v, epoch, step, total)) bar.print("saved " + out_path);
         if (out_of_patience()) {
@@ -858,9 +857,12 @@ int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, s
     if (stopped_mid_epoch) time_out_resume = save_resume_file(epoch, step, total);
     const Validation v = validate();
     out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
-        << " valid_loss=" << v.loss << " exact_match=" << std::setprecision(3) << v.scores.exact
-        << " edits_per_token=" << v.scores.edits_per_token << (out_of_time ? " (time budget reached)" : "") << "\n"
-        << std::defaultfloat;
+        << " valid_loss=" << v.loss;
+    if (s.translates)
+      out << " exact_match=" << std::setprecision(3) << v.scores.exact << " edits_per_token=" << v.scores.edits_per_token;
+    else  // a language model: perplexity, exp(loss), the number of tokens it is as unsure as choosing among
+      out << " valid_ppl=" << std::setprecision(2) << std::exp(v.loss);
+    out << (out_of_time ? " (time budget reached)" : "") << "\n" << std::defaultfloat;
     progress.epochs.push_back(static_cast<double>(epoch));
     progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
     progress.valid_loss.push_back(v.loss);

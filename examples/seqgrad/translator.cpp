@@ -417,4 +417,19 @@ Scores score(Translator& t, const std::vector<data::Pair>& pairs, const Translat
   return {data::exact_match(hyps, refs), data::edits_per_token(hyps, refs), data::bleu(hyps, refs)};
 }
 
+double mean_loss(Translator& t, const data::EncodedPairs& pairs) {
+  NoGradGuard no_grad;
+  t.module().eval();
+  double total = 0;
+  int64_t batches = 0;
+  std::vector<int64_t> lengths;
+  for (const auto& s : pairs.src) lengths.push_back(static_cast<int64_t>(s.size()));
+  for (const auto& idx : data::make_batches(lengths, 64, 0)) {
+    total += t.loss(pairs.batch(idx), 0).item();
+    ++batches;
+  }
+  t.module().train();
+  return batches ? total / static_cast<double>(batches) : 0;
+}
+
 }  // namespace seqgrad::cli

@@ -180,6 +180,10 @@ struct Scores {
   double exact = 0, edits_per_token = 0, bleu = 0;
 };
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, const TranslateOptions& options);
+// The model's loss on `pairs` (no label smoothing, no gradient): the mean of the losses of
+// batches of 64 pairs of similar length, each the mean over its target tokens. What
+// seqgrad train prints as valid_loss, and seqgrad eval as a language model's loss.
+double mean_loss(Translator& t, const data::EncodedPairs& pairs);
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, int64_t batch = kTranslateBatch);
 
 }  // namespace seqgrad::cli

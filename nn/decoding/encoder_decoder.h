@@ -71,6 +71,11 @@ class EncoderDecoder {
   // The model as a Module (decoding switches it to eval() while it runs).
   virtual Module& module() = 0;
 
+  // Does the output depend on a source? A language model (nn/transformer/language_model.h) models
+  // the target alone, and reads its "source" as a prompt to continue: there is nothing to
+  // translate, and no translation to score.
+  virtual bool reads_source() const { return true; }
+
   // The loss to minimise on a batch: tgt_out (B, T) the tokens to predict after tgt_in
   // (<pad> where options.ignore_index says). By default the cross-entropy of logits(); a model
   // whose training needs more (hard attention: REINFORCE for where it looks) overrides it.

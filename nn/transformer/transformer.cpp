@@ -380,9 +380,7 @@ Tensor Transformer::step(DecoderState& base, const Tensor& tokens) {
 // ================================================================================================
 // The model kind "transformer" (nn/decoding/model_kind.h)
 
-namespace {
-
-std::vector<Option> transformer_options(const Settings*) {
+std::vector<Option> transformer_kind_options() {
   return {layers_option(), dim_option(),
           integer_option("heads", 4, 1, 64, "attention heads (Transformer)"),
           integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)"), dropout_option(),
@@ -394,10 +392,12 @@ std::vector<Option> transformer_options(const Settings*) {
                                                  "table (Press & Wolf, 2017): V x C fewer parameters")};
 }
 
-void transformer_check(const Settings& s) {
+void transformer_kind_check(const Settings& s) {
   check(s.integer("dim") % s.integer("heads") == 0, "--dim (", s.integer("dim"), ") must be a multiple of --heads (",
         s.integer("heads"), ")");
 }
+
+namespace {
 
 std::shared_ptr<EncoderDecoder> build_transformer(const Settings& s, const ModelContext& c) {
   return std::make_shared<Transformer>(
@@ -410,7 +410,8 @@ std::shared_ptr<EncoderDecoder> build_transformer(const Settings& s, const Model
 
 }  // namespace
 
-SEQGRAD_REGISTER_MODEL(ModelKind{"transformer", "the Transformer (Vaswani et al., 2017)", transformer_options,
-                                 transformer_check, build_transformer})
+SEQGRAD_REGISTER_MODEL(ModelKind{"transformer", "the Transformer (Vaswani et al., 2017)",
+                                 [](const Settings*) { return transformer_kind_options(); }, transformer_kind_check,
+                                 build_transformer})
 
 }  // namespace seqgrad::nn

@@ -249,6 +249,12 @@ class Transformer : public Module, public EncoderDecoder {
   std::shared_ptr<Linear> generator;  // C -> V; with tie_embeddings its weight is tgt_embed's
 };
 
+// The options of the model kinds built of Transformer layers ("transformer", and "lm",
+// language_model.h): --layers --dim --heads --ffn --dropout --positional --pre-norm
+// --tie-embeddings, and their rule (dim a multiple of heads).
+std::vector<Option> transformer_kind_options();
+void transformer_kind_check(const Settings& settings);
+
 // (T, past + T): 1 where query t (position past + t) would see a later position. causal_mask(T)
 // when past = 0; what a decoder chunk of T new positions needs on top of `past` cached ones.
 Tensor causal_mask_after(int64_t T, int64_t past);

@@ -31,7 +31,7 @@ std::string error_of(const std::vector<std::string>& words) {
 
 TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code 2") {
   CHECK(error_of({"fly"}) ==
-        "error: seqgrad: unknown command 'fly'; expected data, train, translate, eval or attention (see 'seqgrad --help')\n");
+        "error: seqgrad: unknown command 'fly'; expected data, train, translate, eval, attention, sample or average (see 'seqgrad --help')\n");
   CHECK(error_of({"data", "--task", "copy", "--colour", "red"}) ==
         "error: seqgrad data: unknown flag '--colour' (see 'seqgrad data --help')\n");
   CHECK(error_of({"data", "--task", "copy", "--n", "ten"}) ==
@@ -43,7 +43,7 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
         "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
   CHECK(error_of({"train", "--task", "copy", "--arch", "gpt", "--out", "m"}) ==
-        "error: seqgrad train: --arch expects one of gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
+        "error: seqgrad train: --arch expects one of gnmt, gru, gru-attn, lm, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
   CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
         "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
   CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==
@@ -399,6 +399,9 @@ TEST_CASE("seqgrad train: --pre-norm, --tie-embeddings, --weight-decay and --mom
   CHECK(tb.options.norm_first);
   CHECK(b->model().module().num_parameters() == a->model().module().num_parameters() - b->tgt_vocab.size() * 16);
   CHECK(run({"translate", "--model", "build/test_cli_tied.safetensors"}, "3 1 2\n").code == 0);
+  CHECK(error_of({"sample", "--model", "build/test_cli_tied.safetensors"}) ==
+        "error: seqgrad sample: 'build/test_cli_tied.safetensors' is a translation model (transformer); translate with "
+        "it (seqgrad translate --sample draws translations)\n");
   CHECK(error_of(with({"--optimizer", "adam", "--momentum", "0.5", "--out", "build/x.safetensors"})) ==
         "error: seqgrad train: --momentum does not apply to --optimizer adam (it takes --weight-decay)\n");
   CHECK(error_of(with({"--optimizer", "sgd", "--weight-decay", "-1", "--out", "build/x.safetensors"})) ==
@@ -423,6 +426,71 @@ TEST_CASE("seqgrad train --model, the old name of --arch: still taken, with a no
   CHECK(error_of({"train", "--task", "copy", "--model", "gru", "--pre-norm", "--out", "m.safetensors"}).find(
             "--pre-norm does not apply to --arch gru") != std::string::npos);
   for (const char* f : {"build/test_cli_old_model.safetensors", "build/test_cli_old_model.training.svg"}) std::remove(f);
+}
+
+// --arch lm: a decoder-only language model of the target side, scored by its loss and perplexity
+// (it translates nothing), sampled from with seqgrad sample; translate, eval and attention refuse it.
+TEST_CASE("seqgrad train --arch lm and seqgrad sample") {
+  const std::string model = "build/test_cli_lm.safetensors";
+  const Result trained = run({"train", "--task", "en-zh", "--n", "2000", "--arch", "lm", "--dim", "32", "--heads", "2",
+                              "--ffn", "64", "--layers", "1", "--epochs", "4", "--lr", "0.005", "--threads", "1",
+                              "--valid-every", "20", "--out", model});
+  INFO(trained.err, trained.out);
+  REQUIRE(trained.code == 0);
+  CHECK(trained.out.find("lm with ") != std::string::npos);
+  CHECK(trained.out.find("epoch 4: train_loss=") != std::string::npos);
+  CHECK(trained.out.find(" valid_ppl=") != std::string::npos);
+  CHECK(trained.out.find("exact_match") == std::string::npos);  // nothing is translated
+  double ppl = 0;
+  std::sscanf(trained.out.substr(trained.out.find("epoch 4:")).c_str(), "epoch 4: train_loss=%*f valid_loss=%*f valid_ppl=%lf", &ppl);
+  CHECK(ppl > 1);
+  CHECK(ppl < 8);  // of ~50 characters' worth of words: it has learned the grammar's patterns
+
+  const Result drawn = run({"sample", "--model", model, "--n", "4", "--seed", "3", "--scores"});
+  INFO(drawn.out);
+  CHECK(drawn.code == 0);
+  CHECK(std::count(drawn.out.begin(), drawn.out.end(), '\n') == 4);
+  CHECK(std::count(drawn.out.begin(), drawn.out.end(), '\t') == 4);
+  // Sample i draws from its own stream: the first two are the same with --n 2; another seed differs.
+  const std::string two = run({"sample", "--model", model, "--n", "2", "--seed", "3", "--scores"}).out;
+  CHECK(drawn.out.rfind(two, 0) == 0);
+  CHECK(run({"sample", "--model", model, "--n", "4", "--seed", "4", "--scores"}).out != drawn.out);
+  // A prompt is continued: every sample starts with it.
+  const Result continued = run({"sample", "--model", model, "--n", "3", "--prompt", "莉莉 明天"});
+  CHECK(continued.code == 0);
+  std::istringstream lines(continued.out);
+  for (std::string line; std::getline(lines, line);) CHECK(line.rfind("莉莉 明天", 0) == 0);
+  CHECK(run({"sample", "--model", model, "--prompt", "zebra"}).err ==
+        "note: 1 of the prompt's 1 tokens are not in the model's vocabulary (read as <unk>)\n");
+
+  // What does not apply to a language model is refused, saying what to do instead.
+  CHECK(error_of({"translate", "--model", model, "a b"}) ==
+        "error: seqgrad translate: '" + model + "' is a language model (lm), which reads no source to translate; draw "
+        "text from it with seqgrad sample --model " + model + "\n");
+  // eval scores a language model by its loss on the file's targets, and its perplexity.
+  write_file("build/test_cli_lm.tsv", run({"data", "--task", "en-zh", "--n", "50", "--seed", "9"}).out);
+  const Result scored = run({"eval", "--model", model, "--data", "build/test_cli_lm.tsv"});
+  CHECK(scored.code == 0);
+  double loss = 0, eval_ppl = 0;
+  CHECK(std::sscanf(scored.out.c_str(), "loss=%lf ppl=%lf n=50", &loss, &eval_ppl) == 2);
+  CHECK(eval_ppl == doctest::Approx(std::exp(loss)).epsilon(0.01));
+  CHECK(eval_ppl < 10);
+  CHECK(error_of({"eval", "--model", model, "--data", "build/test_cli_lm.tsv", "--beam", "2"}) ==
+        "error: seqgrad eval: --beam is for translation models; '" + model + "' is a language model (lm), scored by its "
+        "loss on the file's targets\n");
+  std::remove("build/test_cli_lm.tsv");
+  CHECK(error_of({"attention", "--model", model, "--svg", "build/x.svg", "a"}).find("is a language model") !=
+        std::string::npos);
+  CHECK(error_of({"train", "--task", "copy", "--arch", "lm", "--best-by", "bleu", "--out", "build/x.safetensors"}) ==
+        "error: seqgrad train: --best-by bleu scores translations, and --arch lm translates nothing (a language model "
+        "reads no source); give --best-by loss\n");
+  CHECK(error_of({"train", "--task", "copy", "--arch", "lm", "--bidirectional", "--out", "build/x.safetensors"}).find(
+            "--bidirectional does not apply to --arch lm") != std::string::npos);
+  CHECK(error_of({"sample", "--model", model, "--max-len", "0"}) ==
+        "error: seqgrad sample: --max-len expects a whole number from 1 to 64, got '0'\n");
+  CHECK(error_of({"sample", "--model", model, "hello"}) ==
+        "error: seqgrad sample: unexpected argument 'hello' (the text to continue goes in --prompt)\n");
+  for (const char* f : {model.c_str(), "build/test_cli_lm.training.svg"}) std::remove(f);
 }
 
 // --max-len on a corpus drops the long training pairs (not cut: a cut target teaches the model to

@@ -1,6 +1,8 @@
 // tests/nn/test_grad_transformer.cpp - gradcheck through multi-head attention (with both masks,
 // and with dropout on the weights), the learned positional encoding, encoder and decoder layers
-// (post-norm and pre-norm) and a whole tiny Transformer's loss. Compiled in float32 and float64.
+// (post-norm and pre-norm), a whole tiny Transformer's loss and a tiny language model's (pre-norm,
+// tied embeddings). Compiled in float32 and float64.
+#include "nn/transformer/language_model.h"
 #include "nn/transformer/transformer.h"
 #include "tests/test_util.h"
 
@@ -81,6 +83,15 @@ TEST_CASE("grad through encoder and decoder layers, post-norm and pre-norm") {
     const Variable y(randn({2, 2, 4}));
     check_params([&] { return dec->forward(y, x, causal, Tensor(), Tensor(), kpm); }, *dec, relu_safe());
   }
+}
+
+TEST_CASE("grad through a tiny decoder-only language model's loss: causal blocks, pre-norm, tied embeddings") {
+  manual_seed(6);
+  nn::TransformerLM lm(nn::TransformerLMOptions(7).with_d_model(4).with_nhead(2).with_num_layers(1)
+                           .with_dim_feedforward(6).with_dropout(0).with_norm_first(true).with_tie_embeddings(true));
+  const Tensor tgt_in = from_vector({1, 6, 4, 1, 5, 0}, {2, 3}), tgt_out = from_vector({6, 4, 2, 5, 2, 0}, {2, 3});
+  const auto ce = CrossEntropyOptions().with_ignore_index(0);
+  check_params([&] { return lm.training_loss(Tensor(), {}, tgt_in, {}, tgt_out, ce); }, lm, relu_safe());
 }
 
 TEST_CASE("grad through a whole tiny Transformer's label-smoothed loss") {

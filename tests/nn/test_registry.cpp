@@ -68,7 +68,7 @@ TEST_CASE("registry: the library's own components are all registered") {
     CHECK(std::find(names.begin(), names.end(), model) != names.end());
   }
   CHECK_THROWS_WITH_AS(nn::model_kind("gpt"),
-                       "expected a model named gnmt, gru, gru-attn, lstm, lstm-attn, rnn, rnn-attn or transformer, got 'gpt'",
+                       "expected a model named gnmt, gru, gru-attn, lm, lstm, lstm-attn, rnn, rnn-attn or transformer, got 'gpt'",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::make_positional_encoding("rotary", 8, 16),
                        "expected a positional encoding named learned or sinusoidal, got 'rotary'", std::invalid_argument);
