@@ -492,6 +492,35 @@ std::vector<Option> attention_options(const Settings* chosen) {
   return o;
 }
 
+// A score built on the sizes the model gives it: queries of --hidden H (the decoder's state),
+// keys of the encoder's width, 2H with --bidirectional. Some scores need the two equal (dot,
+// scaled-dot, cosine: q . k); each says so in its constructor, so each is asked by being built,
+// and a mismatch is said in terms of the flags, with the scores that do fit.
+void check_attention(const Settings& s) {
+  const int64_t H = s.integer("hidden"), M = s.on("bidirectional") ? 2 * H : H;
+  // The trial scores initialise their weights from a generator of their own: the checks run while
+  // a model is built, and must not move the random numbers its own weights are drawn from.
+  Generator scratch(0);
+  const GeneratorScope scope(scratch);
+  std::string why;
+  auto fits = [&](const std::string& name) {
+    try {
+      make_score(name, ScoreOptions(H, M).with_max_positions(1).with_settings(s));
+      return true;
+    } catch (const std::invalid_argument& e) {
+      if (name == s.text("attention")) why = e.what();
+      return false;
+    }
+  };
+  if (fits(s.text("attention"))) return;
+  std::vector<std::string> others;
+  for (const std::string& name : scores().names())
+    if (fits(name)) others.push_back(name);
+  check(false, "--attention ", s.text("attention"), " cannot score queries of --hidden (", H, ") against keys of ", M,
+        s.on("bidirectional") ? " (2 x --hidden, with --bidirectional)" : "", ": ", why, "; give --attention ",
+        join_names(others), s.on("bidirectional") ? ", or drop --bidirectional" : "");
+}
+
 std::shared_ptr<EncoderDecoder> build_attention(const Settings& s, const ModelContext& c) {
   const std::string window = s.text("window");
   return std::make_shared<AttentionSeq2Seq>(
@@ -507,6 +536,6 @@ std::shared_ptr<EncoderDecoder> build_attention(const Settings& s, const ModelCo
 }  // namespace
 
 SEQGRAD_REGISTER_MODEL(ModelKind{"{cell}-attn", "the encoder-decoder with attention (Bahdanau et al., 2015; Luong et "
-                                                "al., 2015)", attention_options, nullptr, build_attention})
+                                                "al., 2015)", attention_options, check_attention, build_attention})
 
 }  // namespace seqgrad::nn

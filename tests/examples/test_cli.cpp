@@ -488,6 +488,11 @@ TEST_CASE("seqgrad train --arch lm and seqgrad sample") {
             "--bidirectional does not apply to --arch lm") != std::string::npos);
   CHECK(error_of({"sample", "--model", model, "--max-len", "0"}) ==
         "error: seqgrad sample: --max-len expects a whole number from 1 to 64, got '0'\n");
+  std::string long_prompt;
+  for (int i = 0; i < 65; ++i) long_prompt += "莉莉 ";
+  CHECK(error_of({"sample", "--model", model, "--prompt", long_prompt}) ==
+        "error: seqgrad sample: the prompt has 65 tokens; the model reads at most 64\n");
+  CHECK(error_of({"sample", "--model", model, "--prompt", "a\x01b"}).rfind("error: seqgrad sample: --prompt: ", 0) == 0);
   CHECK(error_of({"sample", "--model", model, "hello"}) ==
         "error: seqgrad sample: unexpected argument 'hello' (the text to continue goes in --prompt)\n");
   for (const char* f : {model.c_str(), "build/test_cli_lm.training.svg"}) std::remove(f);

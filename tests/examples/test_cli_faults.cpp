@@ -320,8 +320,11 @@ TEST_CASE("seqgrad train: flags that make no model together are refused before a
   const Result r = train({"--task", "copy", "--arch", "lstm-attn", "--bidirectional", "--attention", "dot", "--out",
                           kDir + "/m.safetensors"});
   CHECK(r.code == 2);
-  CHECK(r.err == "error: seqgrad train: these flags make no model: DotScore: expected query and key sizes to be equal, "
-                 "got 128 and 256\n");
+  // The score says what sizes it takes (by being built on them, as the model builds it), and the
+  // message says it in terms of the flags, with the scores that fit.
+  CHECK(r.err == "error: seqgrad train: --attention dot cannot score queries of --hidden (128) against keys of 256 "
+                 "(2 x --hidden, with --bidirectional): DotScore: expected query and key sizes to be equal, got 128 and "
+                 "256; give --attention additive, concat, general, location or mlp, or drop --bidirectional\n");
   CHECK(r.out.empty());  // not a pair read, not a step trained
 }
 

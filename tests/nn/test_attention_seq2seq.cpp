@@ -8,6 +8,7 @@
 #include "data/batch.h"
 #include "data/tasks.h"
 #include "nn/attention/attention_seq2seq.h"
+#include "nn/decoding/model_kind.h"
 #include "nn/decoding/decoding.h"
 #include "nn/core/loss.h"
 #include "nn/optim/optim.h"
@@ -294,6 +295,33 @@ TEST_CASE("it learns: Luong attention reverses sequences of length 4-10") {
   // 60% exact match; chance is (1/6)^length. Seeds 4 to 7 give 146 to 183 of 200: the exact
   // figure moves with any change in rounding, so the bar sits clear of that spread.
   CHECK(correct >= 120);
+}
+
+// The -attn kind checks its score on the model's sizes by building it, and a model is built
+// right after its options are checked: the trial must not draw from the generator the model's
+// weights come from (it did, and every -attn run of a given seed changed).
+TEST_CASE("the -attn kind's check of the score's sizes leaves the random numbers alone, and names the flags") {
+  auto value = [](const std::map<std::string, io::Json>& given) {
+    return [given](const nn::Option& o) {
+      const auto it = given.find(o.key);
+      return it == given.end() ? io::Json() : it->second;
+    };
+  };
+  auto flag = [](const nn::Option& o) { return "--" + o.flag_name(); };
+  manual_seed(3);
+  const auto before = default_generator().state();
+  nn::resolve_options(nn::model_kind("gru-attn"), value({{"attention", io::Json("general")}, {"bidirectional", io::Json(true)}}),
+                      flag);
+  CHECK(default_generator().state() == before);
+  CHECK_THROWS_WITH_AS(
+      nn::resolve_options(nn::model_kind("gru-attn"),
+                          value({{"attention", io::Json("scaled-dot")}, {"bidirectional", io::Json(true)}, {"hidden", io::Json(8)}}),
+                          flag),
+      "--attention scaled-dot cannot score queries of --hidden (8) against keys of 16 (2 x --hidden, with "
+      "--bidirectional): ScaledDotScore: expected query and key sizes to be equal, got 8 and 16; give --attention "
+      "additive, concat, general, location or mlp, or drop --bidirectional",
+      std::invalid_argument);
+  CHECK(default_generator().state() == before);
 }
 
 TEST_CASE("attention seq2seq errors") {
