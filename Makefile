@@ -68,14 +68,25 @@ COMMON_OBJS := $(COMMON_SRCS:%.cpp=$(BUILD)/obj/%.o)
 CLI_SRCS := $(filter-out examples/seqgrad/main.cpp,$(sort $(wildcard examples/seqgrad/*.cpp))) $(COMMON_SRCS)
 CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/obj/%.o)
 CLI ?= $(BUILD)/seqgrad
-# EXTRA: files of your own linked into the tool (a new score, cell or model kind that registers
-# itself, nn/core/registry.h): make seqgrad EXTRA="my_score.cpp my_cell.cpp". Their names are
-# remembered beside the tool ($(CLI).extra), so leaving EXTRA out next time relinks without them.
-EXTRA ?=
+# EXTRA: files of your own linked into the tool and the test binaries (a new score, cell or model
+# kind that registers itself, nn/core/registry.h): make seqgrad EXTRA="my_score.cpp my_cell.cpp",
+# or make test EXTRA="..." to run every generic check on them too. Make remembers them beside the
+# tool ($(CLI).extra) and says so: a later `make` or `make test` builds them in again, until
+# `make EXTRA=` (empty) leaves them out.
+ifeq ($(origin EXTRA),undefined)
+EXTRA := $(shell cat $(CLI).extra 2>/dev/null)
+ifneq ($(strip $(EXTRA)),)
+$(info note: building in the EXTRA files remembered in $(CLI).extra: $(EXTRA) (make EXTRA= leaves them out))
+endif
+endif
 EXTRA_OBJS := $(patsubst %.cpp,$(BUILD)/obj/extra/%.o,$(abspath $(EXTRA)))
+EXTRA64_OBJS := $(patsubst %.cpp,$(BUILD)/obj64/extra/%.o,$(abspath $(EXTRA)))
 $(BUILD)/obj/extra/%.o: /%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
+$(BUILD)/obj64/extra/%.o: /%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -DSEQGRAD_DOUBLE -c $< -o $@
 
 # Tests mirror the top-level folders (tests/nn/ holds those of every nn/ folder).
 # tests/autograd/test_grad_*.cpp are the gradient checks: they
@@ -191,17 +202,18 @@ $(BUILD)/examples/%: $(BUILD)/obj/examples/%/main.o $(COMMON_OBJS) $(LIB)
 
 .PHONY: seqgrad FORCE
 seqgrad: $(CLI)
+# (The file changes only when EXTRA does, and then the tool and the tests are linked again.)
 $(CLI).extra: FORCE
-	@mkdir -p $(@D) && (echo '$(EXTRA_OBJS)' | cmp -s - $@ || echo '$(EXTRA_OBJS)' > $@)
+	@mkdir -p $(@D) && (echo '$(abspath $(EXTRA))' | cmp -s - $@ || echo '$(abspath $(EXTRA))' > $@)
 $(CLI): $(BUILD)/obj/examples/seqgrad/main.o $(CLI_OBJS) $(EXTRA_OBJS) $(LIB) $(CLI).extra
 	@mkdir -p $(@D)
 	$(CXX) $(filter-out $(LIB) $(CLI).extra,$^) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(CLI_OBJS) $(LIB)
-	$(CXX) $(TEST_OBJS) $(CLI_OBJS) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
+$(TEST_BIN): $(TEST_OBJS) $(CLI_OBJS) $(EXTRA_OBJS) $(LIB) $(CLI).extra
+	$(CXX) $(TEST_OBJS) $(CLI_OBJS) $(EXTRA_OBJS) $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@
 
-$(TEST64_BIN): $(GRAD64_OBJS) $(LIB64)
-	$(CXX) $(GRAD64_OBJS) $(call whole,$(LIB64)) $(LDFLAGS_ALL) -o $@
+$(TEST64_BIN): $(GRAD64_OBJS) $(EXTRA64_OBJS) $(LIB64) $(CLI).extra
+	$(CXX) $(GRAD64_OBJS) $(EXTRA64_OBJS) $(call whole,$(LIB64)) $(LDFLAGS_ALL) -o $@
 
 $(BUILD)/bench_%: $(BUILD)/obj/bench/bench_%.o $(LIB)
 	$(CXX) $< $(call whole,$(LIB)) $(LDFLAGS_ALL) -o $@

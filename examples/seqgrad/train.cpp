@@ -95,13 +95,14 @@ std::vector<nn::Option> model_flags() {
   return all;
 }
 
-// Every option any registered optimizer takes (--weight-decay, --momentum), once each: the
-// tool's optimizer flags. A flag whose optimizers default it differently (adam's decay 0,
-// adamw's 0.01) shows no default of its own: its help says each.
-std::vector<FlagSpec> optimizer_flags() {
+// Every option the components of a registry take (an optimizer's --weight-decay, --momentum; a
+// schedule's --min-lr), once each: the tool's flags for them. A flag whose components default it
+// differently (adam's decay 0, adamw's 0.01) shows no default of its own: its help says each.
+template <class Registry>
+std::vector<FlagSpec> component_flags(const Registry& registry) {
   std::vector<FlagSpec> all;
-  for (const std::string& name : nn::optimizers().names())
-    for (const nn::Option& o : nn::optimizers().get(name).options) {
+  for (const std::string& name : registry.names())
+    for (const nn::Option& o : registry.get(name).options) {
       const auto same = std::find_if(all.begin(), all.end(), [&](const FlagSpec& f) { return f.name == o.flag_name(); });
       if (same == all.end()) all.push_back({o.flag_name(), o.default_value, o.help, o.type == nn::Option::Type::Switch});
       else if (same->default_value != o.default_value) same->default_value = "";
@@ -121,6 +122,35 @@ io::Json flag_value(const Args& a, const nn::Option& o) {
     case nn::Option::Type::Choice: return a.choice(flag, o.choices());
   }
   return io::Json();
+}
+
+// A flag given for an option the chosen component does not take is an error, not a flag silently
+// recorded and ignored. `flags`: every flag of the component's kind; `taken`: the options of the
+// one chosen, named in the message as `chosen` ("--optimizer adam").
+void refuse_options_not_taken(const Args& a, const std::vector<std::string>& flags, const std::vector<nn::Option>& taken,
+                              const std::string& chosen) {
+  std::set<std::string> takes;
+  std::string take_list;
+  for (const nn::Option& o : taken)
+    if (takes.insert(o.flag_name()).second) take_list += (take_list.empty() ? "--" : ", --") + o.flag_name();
+  for (const std::string& flag : flags)
+    check(!a.given(flag) || takes.count(flag) > 0, "seqgrad train: --", flag, " does not apply to ", chosen, " (it takes ",
+          take_list.empty() ? std::string("no options") : take_list, ")");
+}
+
+// The values given for the options of the component `name` of `registry` (the others take their
+// defaults when it is built); chosen by `--flag name`, so a flag of another one is refused.
+template <class Registry>
+nn::Settings component_settings(const Args& a, const Registry& registry, const char* flag, const std::string& name) {
+  nn::Settings given;
+  for (const nn::Option& o : registry.get(name).options) {
+    const io::Json v = flag_value(a, o);
+    if (!v.is_null()) given.set(o.key, v);
+  }
+  std::vector<std::string> flags;
+  for (const FlagSpec& f : component_flags(registry)) flags.push_back(f.name);
+  refuse_options_not_taken(a, flags, registry.get(name).options, cat("--", flag, " ", name));
+  return given;
 }
 
 // The tool's own flags; train_flags() adds the model options after --arch, the optimizer's after --optimizer.
@@ -146,7 +176,7 @@ std::vector<FlagSpec> train_tool_flags() {
           {"lr", "0.001", "learning rate (the peak, after the warm-up)"},
           {"optimizer", "adam", registry_help(nn::optimizers())},
           {"schedule", "warmup", "learning rate over the run (the warm-up: the first 100 steps, or 10% of a short run; "
-                                 "noam's d_model is --dim): " + registry_help(nn::schedules())},
+                                 "noam's d_model is the model's width): " + registry_help(nn::schedules())},
           {"clip", "1", "scale the gradients down to this global norm when they exceed it (0: never)"},
           {"warmup", "", "learning-rate warm-up steps (default: 100, or 10% of a short run)"},
           {"accumulate", "1", "sum the gradients of N batches before each step (fairseq's --update-freq): the step of "
@@ -182,14 +212,19 @@ std::vector<FlagSpec> train_tool_flags() {
 
 Args train_flags() {
   std::vector<FlagSpec> flags = train_tool_flags();
-  const auto model = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "arch"; });
-  std::vector<FlagSpec> options;
+  // Each component's options after the flag that chooses it: --dim after --arch, --weight-decay
+  // after --optimizer.
+  auto insert_after = [&](const char* name, const std::vector<FlagSpec>& options) {
+    const auto at = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
+    flags.insert(at + 1, options.begin(), options.end());
+  };
+  std::vector<FlagSpec> model_options;
   for (const nn::Option& o : model_flags())
-    options.push_back({o.flag_name(), o.flag_turns_off ? "false" : o.default_value, o.help, o.type == nn::Option::Type::Switch});
-  flags.insert(model + 1, options.begin(), options.end());
-  const std::vector<FlagSpec> optimizer_options = optimizer_flags();
-  const auto optimizer = std::find_if(flags.begin(), flags.end(), [](const FlagSpec& f) { return f.name == "optimizer"; });
-  flags.insert(optimizer + 1, optimizer_options.begin(), optimizer_options.end());
+    model_options.push_back({o.flag_name(), o.flag_turns_off ? "false" : o.default_value, o.help,
+                             o.type == nn::Option::Type::Switch});
+  insert_after("arch", model_options);
+  insert_after("optimizer", component_flags(nn::optimizers()));
+  insert_after("schedule", component_flags(nn::schedules()));
   return Args("seqgrad train",
               "seqgrad train (--task NAME | --train FILE) [--valid FILE] --arch KIND [options] --out MODEL.safetensors\n"
               "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
@@ -219,6 +254,9 @@ struct Settings {
   std::string init_from;  // --init-from: the checkpoint whose model this run starts from
   std::unique_ptr<Translator> init_model;  // ... loaded (load_data takes it)
   bool translates = true;  // false for a language model (--arch lm): no translation to score
+  bool carries_state = false;  // the model's training carries state from batch to batch (hard attention)
+  nn::Settings schedule_settings;  // the schedule's options given (--min-lr ...); the rest default
+  std::string saved_epochs;  // resuming: the --epochs the run was started with
 };
 
 // With --resume, a run takes its flags from the checkpoint. Only those that leave the numbers
@@ -247,35 +285,43 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
 }
 
 // Checks every flag, and every file the run will write, before anything is trained.
-// Does the schedule's learning rate depend on the one it is given? (One file per schedule, with
-// no flag to say so: asked of the schedule itself.)
-bool schedule_uses_lr(const std::string& name) {
+// The rates a schedule (with its options) gives over the first 1,000 steps of a run of
+// `total_steps` steps, at a learning rate of `lr`; empty when it has none (the rate as given).
+// What a schedule reads is asked of the schedule itself: one file per schedule, with no flag to
+// say so.
+std::vector<real> schedule_rates(const std::string& name, const nn::Settings& options, real lr, int64_t total_steps) {
   Variable p(zeros({1}), /*requires_grad=*/true);
+  const std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer("sgd", {p}, lr);
   nn::ScheduleContext run;
   run.warmup_steps = 100;
-  run.total_steps = 1000;
+  run.total_steps = total_steps;
+  run.options = options;
+  const std::unique_ptr<nn::LRScheduler> schedule = nn::make_schedule(name, *opt, run);
   std::vector<real> rates;
-  for (const real lr : {real(1e-3), real(2e-3)}) {
-    const std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer("sgd", {p}, lr);
-    const std::unique_ptr<nn::LRScheduler> schedule = nn::make_schedule(name, *opt, run);
-    if (!schedule) return true;  // none: the rate as given
-    for (int64_t step = 0; step < run.total_steps; ++step) rates.push_back(schedule->lr_at(step));
-  }
-  return !std::equal(rates.begin(), rates.begin() + run.total_steps, rates.begin() + run.total_steps);
+  for (int64_t step = 0; schedule && step < 1000; ++step) rates.push_back(schedule->lr_at(step));
+  return rates;
+}
+// Does the schedule's rate depend on the one it is given (noam's does not)? On the run's length
+// (cosine's does)?
+bool schedule_uses_lr(const std::string& name, const nn::Settings& options) {
+  const std::vector<real> rates = schedule_rates(name, options, real(1e-3), 1000);
+  return rates.empty() || rates != schedule_rates(name, options, real(2e-3), 1000);
+}
+bool schedule_uses_length(const std::string& name, const nn::Settings& options) {
+  return schedule_rates(name, options, real(1e-3), 1000) != schedule_rates(name, options, real(1e-3), 2000);
 }
 
-Settings configure(const Args& given) {
-  Settings s;
+// The flags in effect: those given, or with --resume the run's saved flags and those given again.
+void read_flags(Settings& s, const Args& given) {
   Args& a = s.args;
   a = given;
   s.resuming = a.given("resume");
   s.resume_from = a.text("resume");
   TrainProgress& progress = s.progress;
-  std::string saved_epochs;  // resuming: the --epochs the run was started with
   if (s.resuming) {
     progress = read_progress(s.resume_from);
     const auto e = progress.flags.find("epochs");
-    saved_epochs = e != progress.flags.end() ? e->second : train_flags().text("epochs");
+    s.saved_epochs = e != progress.flags.end() ? e->second : train_flags().text("epochs");
     const std::vector<std::string> effective = resume_words(a, progress);
     a = train_flags();
     a.parse(effective);
@@ -288,24 +334,29 @@ Settings configure(const Args& given) {
   // The corpus files are fingerprinted as they are read (load_data), once: a pipe can be read once.
   s.saved_corpora = progress.corpora;
   progress.corpora.clear();
+}
 
-  // The model: its kind, found by name, says which options it takes; each is read from its
-  // flag (or defaulted) and checked, and a model flag given to a kind that does not take it is
-  // an error, not a flag silently recorded and ignored.
-  ModelConfig& c = s.config;
+// --init-from: the model is the checkpoint's, whole; a flag that would shape another one is refused.
+void configure_model_from_checkpoint(Settings& s) {
+  const Args& a = s.args;
   s.init_from = a.text("init-from");
-  if (a.given("init-from")) {
-    // The model is the checkpoint's, whole: a flag that would shape another one is refused.
-    std::vector<std::string> shaping{"arch", "model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
-    for (const nn::Option& o : model_flags()) shaping.push_back(o.flag_name());
-    for (const std::string& flag : shaping)
-      check(!a.given(flag), "seqgrad train: --", flag, " cannot be given with --init-from, which takes the model (its "
-            "kind, options, vocabularies and weights) from '", s.init_from, "'");
-    // (Resuming such a run, the model is the resume file's, and the --init-from file may be gone.)
-    s.init_model = Translator::load(s.resuming ? s.resume_from : s.init_from);  // checked as translate checks it
-    c = s.init_model->config;
-    s.translates = s.init_model->model().reads_source();
-  } else {
+  std::vector<std::string> shaping{"arch", "model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
+  for (const nn::Option& o : model_flags()) shaping.push_back(o.flag_name());
+  for (const std::string& flag : shaping)
+    check(!a.given(flag), "seqgrad train: --", flag, " cannot be given with --init-from, which takes the model (its "
+          "kind, options, vocabularies and weights) from '", s.init_from, "'");
+  // (Resuming such a run, the model is the resume file's, and the --init-from file may be gone.)
+  s.init_model = Translator::load(s.resuming ? s.resume_from : s.init_from);  // checked as translate checks it
+  s.config = s.init_model->config;
+  s.translates = s.init_model->model().reads_source();
+  s.carries_state = !s.init_model->model().training_state().is_null();
+}
+
+// The model: its kind, found by name, says which options it takes; each is read from its flag
+// (or defaulted) and checked, and a model flag given to a kind that does not take it is refused.
+void configure_model(Settings& s) {
+  const Args& a = s.args;
+  ModelConfig& c = s.config;
   check(!a.given("model") || !a.given("arch"), "seqgrad train: give --arch alone (--model is its old name)");
   c.model = a.choice(a.given("model") ? "model" : "arch", nn::model_names());
   std::vector<nn::Option> taken;
@@ -316,15 +367,9 @@ Settings configure(const Args& given) {
     if (std::string(e.what()).rfind("seqgrad train:", 0) == 0) throw;
     throw std::invalid_argument(cat("seqgrad train: ", e.what()));
   }
-  std::set<std::string> takes;
-  std::string take_list;
-  for (const nn::Option& o : taken) {
-    takes.insert(o.flag_name());
-    take_list += (take_list.empty() ? "--" : ", --") + o.flag_name();
-  }
-  for (const nn::Option& o : model_flags())
-    check(!a.given(o.flag_name()) || takes.count(o.flag_name()) > 0, "seqgrad train: --", o.flag_name(),
-          " does not apply to --arch ", c.model, " as configured (it takes ", take_list, ")");
+  std::vector<std::string> flags;
+  for (const nn::Option& o : model_flags()) flags.push_back(o.flag_name());
+  refuse_options_not_taken(a, flags, taken, cat("--arch ", c.model, " as configured"));
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   const bool date = a.text("task") == "date";
   c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
@@ -336,73 +381,67 @@ Settings configure(const Args& given) {
     const data::Vocab tiny = data::Vocab::from_tokens({"<pad>", "<bos>", "<eos>", "<unk>", "a"});
     Translator trial(c, tiny, tiny);
     s.translates = trial.model().reads_source();
+    s.carries_state = !trial.model().training_state().is_null();
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(cat("seqgrad train: these flags make no model: ", e.what()));
   }
-  }
-  s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
-  check(!a.given("bpe-merges") || c.src_tokens == "bpe" || c.tgt_tokens == "bpe",
-        "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
-  if (a.given("max-len")) a.integer("max-len", 1, a.given("task") ? 1000 : 1000000);  // checked before any data is read
+}
+
+// The optimizer, the schedule and the rest of how the model is trained.
+void configure_training(Settings& s) {
+  const Args& a = s.args;
   s.epochs = a.integer("epochs", 1, kMaxEpochs);
   s.batch = a.integer("batch", 1, 65536);
   s.batch_tokens = a.given("batch-tokens") ? a.integer("batch-tokens", 1, 1 << 24) : 0;
   s.batch_cap = a.given("batch") ? s.batch : 0;
-  check(!s.resuming || progress.epoch <= s.epochs, "seqgrad train: '", s.resume_from, "' stopped in epoch ", progress.epoch,
-        "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", progress.epoch, " or more)");
+  check(!s.resuming || s.progress.epoch <= s.epochs, "seqgrad train: '", s.resume_from, "' stopped in epoch ",
+        s.progress.epoch, "; --epochs ", s.epochs, " leaves nothing to train (give --epochs ", s.progress.epoch, " or more)");
   s.minutes = a.given("minutes") ? a.number("minutes", 0.001, 1e6) : 0;
   s.lr = static_cast<real>(a.number("lr", 1e-7, 10));
   s.optimizer = a.choice("optimizer", nn::optimizers().names());
-  // The optimizer's own options, as the model's: a flag the chosen one does not take is refused.
-  const nn::OptimizerEntry& chosen = nn::optimizers().get(s.optimizer);
-  std::string takes;
-  std::set<std::string> taken;
-  for (const nn::Option& o : chosen.options) {
-    takes += (takes.empty() ? "--" : ", --") + o.flag_name();
-    taken.insert(o.flag_name());
-    const io::Json v = flag_value(a, o);
-    if (!v.is_null()) s.optimizer_settings.set(o.key, v);
-  }
-  for (const FlagSpec& f : optimizer_flags())
-    check(!a.given(f.name) || taken.count(f.name) > 0, "seqgrad train: --", f.name, " does not apply to --optimizer ", s.optimizer, " (it takes ",
-          takes.empty() ? std::string("no options") : takes, ")");
+  s.optimizer_settings = component_settings(a, nn::optimizers(), "optimizer", s.optimizer);
   s.schedule = a.choice("schedule", nn::schedules().names());
+  s.schedule_settings = component_settings(a, nn::schedules(), "schedule", s.schedule);
   s.clip = static_cast<real>(a.number("clip", 0, 1e6));
-  // A schedule that sets the rate by a formula of its own (noam's d_model^-0.5 ...) ignores
-  // --lr: found by asking it, with two learning rates, for its first 1,000 steps.
-  if (a.given("lr") && !schedule_uses_lr(s.schedule))
-    check(false, "seqgrad train: --lr does not apply to --schedule ", s.schedule, ", which sets the rate by its own "
-          "formula; give another --schedule (warmup, cosine) for a peak rate of your choosing");
+  // A schedule that sets the rate by a formula of its own (noam's d_model^-0.5 ...) ignores --lr.
+  check(!a.given("lr") || schedule_uses_lr(s.schedule, s.schedule_settings), "seqgrad train: --lr does not apply to "
+        "--schedule ", s.schedule, ", which sets the rate by its own formula; give another --schedule (warmup, cosine) "
+        "for a peak rate of your choosing");
+  // A schedule planned over the run's length (cosine's) would bend if --epochs changed on resume.
+  check(!s.resuming || a.text("epochs") == s.saved_epochs || !schedule_uses_length(s.schedule, s.schedule_settings),
+        "seqgrad train: --epochs cannot change when resuming a --schedule ", s.schedule, " run: its learning rate "
+        "is planned over the length of the run, the ", s.saved_epochs, " epochs it was started with");
   s.warmup = a.given("warmup") ? a.integer("warmup", 1, kMaxWarmupSteps) : 0;
   s.accumulate = a.integer("accumulate", 1, 1 << 20);
   s.valid_every = a.integer("valid-every", 0, kMaxStepsPerEpoch);
   s.best_by = a.choice("best-by", {"loss", "bleu", "exact"});
   check(s.translates || s.best_by == "loss", "seqgrad train: --best-by ", s.best_by, " scores translations, and --arch ",
-        c.model, " translates nothing (a language model reads no source); give --best-by loss");
+        s.config.model, " translates nothing (a language model reads no source); give --best-by loss");
   s.patience = a.integer("patience", 0, 1000000);
   s.keep_last = a.integer("keep-last", 0, 1000000);
-  // The cosine schedule is planned over the run's --epochs: other epochs on resume would bend it.
-  check(!s.resuming || s.schedule != "cosine" || a.text("epochs") == saved_epochs, "seqgrad train: --epochs cannot "
-        "change when resuming a --schedule cosine run: its learning rate falls to 0 over the ", saved_epochs,
-        " epochs it was started with");
   s.smoothing = static_cast<real>(a.number("label-smoothing", 0, 0.99));
   s.seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   s.threads = a.integer("threads", 0, 256);
   s.replicas = a.integer("replicas", 1, 256);
   // REINFORCE's running baseline is one number that every batch updates in turn (b <- 0.9 b + 0.1
   // mean loss): shards running at once would update it in whichever order they finish.
-  check(s.replicas == 1 || !c.options.has("hard_attention") || !c.options.on("hard_attention"),
-        "seqgrad train: --replicas ", s.replicas, " cannot train --hard-attention: its REINFORCE baseline is a running "
-        "mean that each batch updates in turn, which shards running at once cannot share; give --replicas 1");
+  // A model whose training carries state from batch to batch says so (EncoderDecoder::training_state).
+  check(s.replicas == 1 || !s.carries_state, "seqgrad train: --replicas ", s.replicas, " cannot train --arch ",
+        s.config.model, " as configured: its training carries state from one batch to the next (hard attention's "
+        "REINFORCE baseline is a running mean that each batch updates in turn), which shards running at once cannot "
+        "share; give --replicas 1");
   s.precision = precision_flag(a);
   s.min_freq = a.integer("min-freq", 1, 1000000);
-  s.out_path = a.text("out");
-  // Every file the run will write is checked now, not after an epoch of training.
+}
+
+// Every file the run will write is checked now, not after an epoch of training; and none of them
+// may be a file the run reads, or another of them.
+void check_outputs(const Settings& s) {
+  const Args& a = s.args;
   io::check_writable(s.out_path, "seqgrad train: --out");
   io::check_writable(svg_path_for(s.out_path), "seqgrad train: the loss plot");
   io::check_writable(resume_path_for(s.out_path), "seqgrad train: the resume file");
   if (s.keep_last > 0) io::check_writable(epoch_path_for(s.out_path, 1), "seqgrad train: --keep-last");
-  // ... and none of them may be a file the run reads, or another of them.
   std::vector<io::NamedPath> inputs, outputs{{"--out", s.out_path},
                                              {"the loss plot", svg_path_for(s.out_path)},
                                              {"the resume file", resume_path_for(s.out_path)}};
@@ -414,6 +453,21 @@ Settings configure(const Args& given) {
   // (A run may write the file it resumes from, or the checkpoint it started from: each is read
   // whole before anything is written, and written whole, atomically.)
   io::check_no_overlap(inputs, outputs, "seqgrad train", {{"the resume file", "--resume"}, {"--out", "--init-from"}});
+}
+
+Settings configure(const Args& given) {
+  Settings s;
+  read_flags(s, given);
+  const Args& a = s.args;
+  if (a.given("init-from")) configure_model_from_checkpoint(s);
+  else configure_model(s);
+  s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
+  check(!a.given("bpe-merges") || s.config.src_tokens == "bpe" || s.config.tgt_tokens == "bpe",
+        "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
+  if (a.given("max-len")) a.integer("max-len", 1, a.given("task") ? 1000 : 1000000);  // checked before any data is read
+  configure_training(s);
+  s.out_path = a.text("out");
+  check_outputs(s);
   return s;
 }
 
@@ -579,16 +633,25 @@ Data load_data(Settings& s, std::ostream& out) {
 }
 
 // ================================================================================================
-// The training loop: steps, validation after each epoch, the best checkpoint, Ctrl-C
+// The training loop, in stages. A TrainingRun holds what a run needs besides the model (the
+// optimizer, the schedule, its clock, the Ctrl-C handler) and run() is the loop, which reads as
+// the stages it calls:
+//   step       one optimizer step: the gradients of --accumulate batches, clipped and applied,
+//              and the --loss-log line
+//   validate   the loss over the validation pairs, and how well the first 500 translate
+//   consider   whether a validation beats the best so far (--best-by): then --out is saved
+//   end_epoch  the epoch's line, the loss curve's points, --keep-last
+// It stops at the end of --epochs, at --minutes, when --patience runs out, or on a signal.
 
 // --optimizer and --schedule, found by name (nn/optim/optim.h, nn/optim/schedule.h). A schedule may be
-// none (constant). The Noam schedule's d_model is the model's --dim.
-std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, nn::Optimizer& opt, int64_t warmup_steps,
-                                               int64_t total_steps) {
+// none (constant). The Noam schedule's d_model is the model's width (EncoderDecoder::width).
+std::unique_ptr<nn::LRScheduler> make_schedule(const Settings& s, const Translator& t, nn::Optimizer& opt,
+                                               int64_t warmup_steps, int64_t total_steps) {
   nn::ScheduleContext run;
   run.warmup_steps = warmup_steps;
   run.total_steps = total_steps;
-  if (s.config.options.has("dim")) run.d_model = s.config.options.integer("dim");
+  run.d_model = t.model().width();
+  run.options = s.schedule_settings;
   return nn::make_schedule(s.schedule, opt, run);
 }
 
@@ -600,295 +663,402 @@ std::string fallback_resume_path(const std::string& out_path) {
   return cat(tmp && *tmp ? tmp : "/tmp", "/", stem, ".", getpid(), ".resume.safetensors");
 }
 
-// Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the best
-// checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
-int train_loop(Settings& s, Data& d, io::LogFile& loss_log, bool& out_of_time, std::ostream& out) {
-  const Args& a = s.args;
-  Translator& t = *d.translator;
-  TrainProgress& progress = s.progress;
-  const data::EncodedPairs& train = d.train;
-  const std::string& out_path = s.out_path;
-  // By default Adam with the Transformer paper's betas, and a learning rate that ramps up
-  // linearly over the first 100 steps (or the first 10% of a short run) so the first large
-  // gradients do no damage.
-  // One epoch's batches: --batch pairs bucketed by source length, or --batch-tokens. Either
-  // way every epoch has as many (data/batch.h), which the schedule and --resume count on.
-  auto epoch_batches = [&](int64_t epoch) {
-    const uint64_t seed = s.seed + static_cast<uint64_t>(epoch);
-    return s.batch_tokens == 0 ? data::make_batches(d.lengths, s.batch, seed)
-                               : data::make_token_batches(d.lengths, d.tgt_lengths, s.batch_tokens, s.batch_cap, seed);
+// The target tokens of a batch: for the progress bar's tokens per second, and the shards' weights.
+int64_t target_tokens(const data::Batch& b) {
+  int64_t tokens = 0;
+  for (int64_t n : b.tgt_lengths) tokens += n;
+  return tokens;
+}
+
+class TrainingRun {
+ public:
+  // Builds the optimizer and the schedule (and, resuming, reads their state back).
+  TrainingRun(Settings& s, Data& d, io::LogFile& loss_log, std::ostream& out);
+  // Trains from where `s.progress` stands to the end of --epochs (or --minutes), saving the
+  // best checkpoint. Returns 0, or 128 + the signal that stopped it (after saving a resume file).
+  int run();
+  bool out_of_time() const { return out_of_time_; }
+
+ private:
+  // Where an epoch stands: its number (1, 2, ...), its batches, how many are done, their losses' sum.
+  struct Epoch {
+    int64_t number;
+    std::vector<std::vector<size_t>> batches;
+    int64_t step;
+    double total;
+    int64_t size() const { return static_cast<int64_t>(batches.size()); }
+    bool done() const { return step >= size(); }
   };
-  const auto first_batches = epoch_batches(1);
-  const int64_t batches_per_epoch = static_cast<int64_t>(first_batches.size());
-  out << "batches: " << batches_per_epoch << " per epoch, " << std::fixed << std::setprecision(1)
-      << 100 * data::padding_share(first_batches, d.lengths, d.tgt_lengths) << "% of their positions padding\n"
-      << std::defaultfloat;
-  const std::unique_ptr<nn::Optimizer> optimizer = nn::make_optimizer(s.optimizer, t.module().parameters(), s.lr,
-                                                                                s.optimizer_settings);
-  nn::Optimizer& opt = *optimizer;
-  // With --accumulate N, an optimizer step takes N batches (the epoch's last step what is left).
-  const int64_t steps_per_epoch = (batches_per_epoch + s.accumulate - 1) / s.accumulate;
-  if (!s.resuming)
-    progress.warmup_steps = s.warmup > 0 ? s.warmup : std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * steps_per_epoch / 10));
-  const std::unique_ptr<nn::LRScheduler> schedule = make_schedule(s, opt, progress.warmup_steps, s.epochs * steps_per_epoch);
-  if (s.resuming) {
-    resume_optimizer_and_rng(s.resume_from, opt, t);
-    // Where the file says the run stopped must fit this run's data (the same data, rebuilt
-    // from the saved flags): a step past the epoch's batches, or more optimizer steps than the
-    // batches before it, means the file was edited or belongs to another run.
-    check_state(progress.step <= batches_per_epoch, "seqgrad train: '", s.resume_from, "': the training state's 'step' (",
-                progress.step, ") is past the ", batches_per_epoch, " batches of an epoch");
-    // (The optimizer saves its step as a float32: past 2^24 steps it is rounded, the bound too.)
-    const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
-    check_state(opt.steps_taken() <= static_cast<int64_t>(static_cast<float>(batches_before)), "seqgrad train: '", s.resume_from, "': the optimizer has taken ",
-                opt.steps_taken(), " steps, but the run had trained only ", batches_before, " batches");
-    if (schedule) schedule->set_step(opt.steps_taken());
-    out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
-  }
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed_minutes = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60; };
-  // Ctrl-C, SIGTERM or SIGHUP: finish the step, save what --resume needs, and stop with the
-  // shell's code for that signal (130, 143, 129).
-  const InterruptHandler interrupt;
-  // The resume file is saved before anything is printed: a terminal that has gone (SIGHUP) or a
-  // `| tee` killed by the same Ctrl-C must not stop the save.
-  // Where the run stands (epoch, step, loss so far), saved as a resume file at `path`.
-  auto save_resume_file_at = [&](const std::string& path, int64_t epoch, int64_t step, double total) {
-    progress.epoch = epoch;
-    progress.step = step;
-    progress.epoch_loss = total;
-    save_resume_checkpoint(path, t, opt, progress);
-    return path;
-  };
-  auto save_resume_file = [&](int64_t epoch, int64_t step, double total) {
-    return save_resume_file_at(resume_path_for(out_path), epoch, step, total);
-  };
-  auto stop_here = [&](int64_t epoch, int64_t step, double total, viz::ProgressBar& bar) {
-    const std::string path = save_resume_file(epoch, step, total);
-    bar.finish();
-    out << "interrupted by " << interrupt.name() << " after step " << step << " of epoch " << epoch << "; saved "
-        << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
-    return 128 + interrupt.signal();
-  };
-  // The checkpoint at --out: saved when a validation beats the best so far by --best-by. If it
-  // cannot be written after hours of training (the disk filled, the folder's permissions
-  // changed: everything was checked before the run, but not everything stays so), the run is not
-  // lost: it is saved as a resume file (at `epoch`, `step`), beside --out or else in the temporary
-  // folder, with the model in it too (translate and eval read a resume file). Then the error
-  // says where it went.
-  auto save_best = [&](int64_t epoch, int64_t step, double total) {
-    try {
-      t.save(out_path);
-    } catch (const std::exception& e) {
-      std::string kept;
-      for (const std::string& path : {resume_path_for(out_path), fallback_resume_path(out_path)}) {
-        try {
-          kept = save_resume_file_at(path, epoch, step, total);
-          break;
-        } catch (const std::exception&) {
-          // (the next place, or the error below)
-        }
-      }
-      if (kept.empty())
-        throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; nor the run's "
-                                     "resume file, beside it or in ", fallback_resume_path(out_path)));
-      throw std::runtime_error(cat("seqgrad train: cannot save '", out_path, "': ", e.what(), "; the run at epoch ",
-                                   epoch, ", step ", step, " is saved in '", kept, "' (the model too: translate and eval "
-                                   "read it); continue with: seqgrad train --resume ", kept, " --out ANOTHER_FILE"));
-    }
-  };
-  // A validation: the loss over every validation pair, and how well the first 500 translate.
   struct Validation {
     double loss;
     Scores scores;
   };
-  auto validate = [&] {
-    const double vloss = mean_loss(t, d.valid);
-    const Scores scores = s.translates ? score(t, d.probe_pairs, 1) : Scores{};
-    t.module().train();
-    return Validation{vloss, scores};
-  };
-  // Does it beat the best so far by --best-by? If so it is the new best and the checkpoint is
-  // saved (a run that cannot save stops with the error above, its resume file at `epoch`, `step`)
-  // and the answer is true; if not, one more validation counts against --patience.
-  auto consider = [&](const Validation& v, int64_t epoch, int64_t step, double total) {
-    const double value = s.best_by == "loss" ? v.loss : s.best_by == "bleu" ? v.scores.bleu : v.scores.exact;
-    const bool better = std::isnan(progress.best_score) ||
-                        (s.best_by == "loss" ? value < progress.best_score : value > progress.best_score);
-    if (!better) {
-      ++progress.bad_validations;
-      return false;
-    }
-    progress.best_score = value;
-    progress.bad_validations = 0;
-    save_best(epoch, step, total);
-    return true;
-  };
-  auto out_of_patience = [&] { return s.patience > 0 && progress.bad_validations >= s.patience; };
 
-  // A loss that is not a number will not become one again: stop, and say where and why, before a
-  // NaN model is validated or saved (the last checkpoint saved stays as it was).
-  auto stop_if_diverged = [&](real l, int64_t epoch, int64_t step) {
-    if (std::isfinite(l)) return;
-    std::error_code ec;
-    const std::string kept = std::filesystem::exists(out_path, ec) ? cat("the last checkpoint, '", out_path, "', is kept")
-                                                                    : std::string("no checkpoint was saved");
-    check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
-                step, " of epoch ", epoch, ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ",
-                s.lr, "), or --detect-anomaly to find the op that first made a NaN or an infinity");
-  };
-  // The target tokens of a batch: for the progress bar's tokens per second, and the shards' weights.
-  auto target_tokens = [](const data::Batch& b) {
-    int64_t tokens = 0;
-    for (int64_t n : b.tgt_lengths) tokens += n;
-    return tokens;
-  };
-  // --replicas R > 1: one batch (its pairs' indices) cut into R fixed shards (nn/optim/data_parallel.h),
-  // each run forward and backward on its own thread. Returns the batch's loss, whose gradient
-  // times `scale` is added to the parameters' .grad, and its target tokens. Shard k's loss, a mean
-  // over its own target tokens, is weighted by its share of the batch's tokens, so that the
-  // weighted sum is the batch's loss and its gradient the batch's gradient. Its random draws come
-  // from a stream of the run's seed and the batch's number in the run.
-  const std::vector<Variable> parameters = t.module().parameters();
-  auto train_on_shards = [&](const std::vector<size_t>& rows, real scale, int64_t number) -> std::pair<real, int64_t> {
-    const int64_t n = static_cast<int64_t>(rows.size()), shards = std::min(s.replicas, n);
-    std::vector<data::Batch> parts;
-    std::vector<int64_t> tokens;
-    int64_t total = 0;
-    for (int64_t k = 0; k < shards; ++k) {
-      const auto [begin, end] = nn::shard_range(n, shards, k);
-      parts.push_back(train.batch(std::vector<size_t>(rows.begin() + begin, rows.begin() + end)));
-      tokens.push_back(target_tokens(parts.back()));
-      total += tokens.back();
-    }
-    auto share = [&](int64_t k) { return static_cast<real>(tokens[static_cast<size_t>(k)]) / static_cast<real>(total); };
-    std::vector<real> losses(static_cast<size_t>(shards));  // each shard's own mean
-    nn::data_parallel_backward(parameters, shards, nn::shard_seed(s.seed, static_cast<uint64_t>(number)), [&](int64_t k) {
-      const Variable loss = t.loss(parts[static_cast<size_t>(k)], s.smoothing);
-      losses[static_cast<size_t>(k)] = loss.item();
-      return loss * (share(k) * scale);
-    });
-    real loss = 0;  // the batch's: sum_k share_k loss_k
-    for (int64_t k = 0; k < shards; ++k) loss += share(k) * losses[static_cast<size_t>(k)];
-    return {loss, total};
-  };
+  std::vector<std::vector<size_t>> epoch_batches(int64_t epoch) const;
+  void resume();
+  // The stages.
+  void step(Epoch& e, viz::ProgressBar& bar);
+  void log_step(const Epoch& e, int64_t group, double group_loss);
+  bool validate_within(const Epoch& e, viz::ProgressBar& bar);
+  Validation validate();
+  bool consider(const Validation& v, int64_t epoch, int64_t step, double total);
+  void end_epoch(const Epoch& e);
+  void report(const Epoch& e, const Validation& v);
+  void keep_last(int64_t epoch);
+  void say_why_stopped();
+  // What the stages share.
+  std::pair<real, int64_t> train_batch(const std::vector<size_t>& rows, int64_t group, int64_t number);
+  std::pair<real, int64_t> train_on_shards(const std::vector<size_t>& rows, real scale, int64_t number);
+  std::string save_resume_file_at(const std::string& path, int64_t epoch, int64_t step, double total);
+  std::string save_resume_file(int64_t epoch, int64_t step, double total);
+  void save_best(int64_t epoch, int64_t step, double total);
+  int stop_here(const Epoch& e, viz::ProgressBar& bar);
+  void stop_if_diverged(real l, int64_t epoch, int64_t step) const;
+  bool out_of_patience() const { return s.patience > 0 && progress.bad_validations >= s.patience; }
+  double elapsed_minutes() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() / 60;
+  }
 
-  out_of_time = false;
+  Settings& s;
+  Data& d;
+  Translator& t;
+  TrainProgress& progress;
+  io::LogFile& loss_log;
+  std::ostream& out;
+  const std::vector<Variable> parameters;
+  int64_t batches_per_epoch = 0;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  std::unique_ptr<nn::LRScheduler> schedule;
+  std::chrono::steady_clock::time_point start_;
+  // Ctrl-C, SIGTERM or SIGHUP: finish the step, save what --resume needs, and stop with the
+  // shell's code for that signal (130, 143, 129).
+  std::unique_ptr<InterruptHandler> interrupt;
+  bool out_of_time_ = false;    // --minutes ran out
   bool stopped_early = false;   // --patience ran out
   std::string time_out_resume;  // where a run out of --minutes is saved to go on from
-  for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time && !stopped_early; ++epoch) {
+};
+
+// By default Adam with the Transformer paper's betas, and a learning rate that ramps up
+// linearly over the first 100 steps (or the first 10% of a short run) so the first large
+// gradients do no damage.
+TrainingRun::TrainingRun(Settings& settings, Data& data, io::LogFile& log, std::ostream& o)
+    : s(settings), d(data), t(*data.translator), progress(settings.progress), loss_log(log), out(o),
+      parameters(t.module().parameters()) {
+  const auto first_batches = epoch_batches(1);
+  batches_per_epoch = static_cast<int64_t>(first_batches.size());
+  out << "batches: " << batches_per_epoch << " per epoch, " << std::fixed << std::setprecision(1)
+      << 100 * data::padding_share(first_batches, d.lengths, d.tgt_lengths) << "% of their positions padding\n"
+      << std::defaultfloat;
+  optimizer = nn::make_optimizer(s.optimizer, parameters, s.lr, s.optimizer_settings);
+  // With --accumulate N, an optimizer step takes N batches (the epoch's last step what is left).
+  const int64_t steps_per_epoch = (batches_per_epoch + s.accumulate - 1) / s.accumulate;
+  if (!s.resuming)
+    progress.warmup_steps = s.warmup > 0 ? s.warmup : std::max<int64_t>(1, std::min<int64_t>(100, s.epochs * steps_per_epoch / 10));
+  schedule = make_schedule(s, t, *optimizer, progress.warmup_steps, s.epochs * steps_per_epoch);
+  if (s.resuming) resume();
+  start_ = std::chrono::steady_clock::now();
+  interrupt = std::make_unique<InterruptHandler>();
+}
+
+// One epoch's batches: --batch pairs bucketed by source length, or --batch-tokens. Either way
+// every epoch has as many (data/batch.h), which the schedule and --resume count on.
+std::vector<std::vector<size_t>> TrainingRun::epoch_batches(int64_t epoch) const {
+  const uint64_t seed = s.seed + static_cast<uint64_t>(epoch);
+  return s.batch_tokens == 0 ? data::make_batches(d.lengths, s.batch, seed)
+                             : data::make_token_batches(d.lengths, d.tgt_lengths, s.batch_tokens, s.batch_cap, seed);
+}
+
+// The optimizer's buffers and the random generator, from the resume file. Where the file says
+// the run stopped must fit this run's data (the same data, rebuilt from the saved flags): a step
+// past the epoch's batches, or more optimizer steps than the batches before it, means the file
+// was edited or belongs to another run.
+void TrainingRun::resume() {
+  nn::Optimizer& opt = *optimizer;
+  resume_optimizer_and_rng(s.resume_from, opt, t);
+  check_state(progress.step <= batches_per_epoch, "seqgrad train: '", s.resume_from, "': the training state's 'step' (",
+              progress.step, ") is past the ", batches_per_epoch, " batches of an epoch");
+  // (The optimizer saves its step as a float32: past 2^24 steps it is rounded, the bound too.)
+  const int64_t batches_before = (progress.epoch - 1) * batches_per_epoch + progress.step;
+  check_state(opt.steps_taken() <= static_cast<int64_t>(static_cast<float>(batches_before)), "seqgrad train: '",
+              s.resume_from, "': the optimizer has taken ", opt.steps_taken(), " steps, but the run had trained only ",
+              batches_before, " batches");
+  if (schedule) schedule->set_step(opt.steps_taken());
+  out << "resuming at epoch " << progress.epoch << ", step " << progress.step << " of " << batches_per_epoch << "\n";
+}
+
+// ------------------------------------------------------------------------------------------------
+// The loop
+
+int TrainingRun::run() {
+  for (int64_t epoch = progress.epoch; epoch <= s.epochs && !out_of_time_ && !stopped_early; ++epoch) {
     viz::ProgressBar bar(batches_per_epoch, "epoch " + std::to_string(epoch), out);
     const bool continued = epoch == progress.epoch;  // a resumed epoch starts where it stopped
-    double total = continued ? progress.epoch_loss : 0;
-    int64_t step = continued ? progress.step : 0;
-    const auto batches = epoch_batches(epoch);
-    const int64_t n_batches = static_cast<int64_t>(batches.size());
-    while (step < n_batches) {
-      if (interrupt.requested()) return stop_here(epoch, step, total, bar);
-      // [docs:train_step]
-      // One optimizer step: the gradients of the next --accumulate batches, summed (each loss
-      // divided by their number, so the step is that of their mean), then clipped and applied.
-      const int64_t group = std::min(s.accumulate, n_batches - step);
-      opt.zero_grad();
-      double group_loss = 0;
-      for (int64_t k = 0; k < group; ++k) {
-        const std::vector<size_t>& rows = batches[static_cast<size_t>(step)];
-        real l = 0;
-        int64_t tokens = 0;
-        if (s.replicas == 1) {
-          const data::Batch b = train.batch(rows);
-          Variable loss = t.loss(b, s.smoothing);
-          if (group > 1) (loss * (real(1) / static_cast<real>(group))).backward();
-          else loss.backward();
-          l = loss.item();
-          tokens = target_tokens(b);
-        } else {  // --replicas
-          std::tie(l, tokens) = train_on_shards(rows, real(1) / static_cast<real>(group), (epoch - 1) * batches_per_epoch + step);
-        }
-        total += l;
-        group_loss += l;
-        bar.update(++step, {{"loss", l}}, tokens);
-        stop_if_diverged(l, epoch, step);
-      }
-      if (s.clip > 0) nn::clip_grad_norm(t.module().parameters(), s.clip);
-      opt.step();
-      if (schedule) schedule->step();
-      // [docs:end]
-      if (loss_log.is_open()) {
-        std::ostringstream line;
-        line << std::setprecision(std::numeric_limits<real>::max_digits10) << epoch << ' ' << opt.steps_taken() << ' '
-             << (group > 1 ? group_loss / static_cast<double>(group) : group_loss) << '\n';
-        if (!loss_log.write(line.str())) {  // hours of training are not lost to a full log disk: save, then say so
-          const std::string reason = errno ? std::strerror(errno) : "write error";
-          const std::string path = save_resume_file(epoch, step, total);
-          check_state(false, "seqgrad train: cannot write --loss-log '", a.text("loss-log"), "': ", reason, "; saved ", path,
-                      " (continue with: seqgrad train --resume ", path, " --loss-log ANOTHER_FILE)");
-        }
-      }
-      // --valid-every: a validation between epochs' (the epoch's last step validates below).
-      if (s.valid_every > 0 && opt.steps_taken() % s.valid_every == 0 && step < n_batches) {
-        const Validation v = validate();
-        char line[160];
-        if (s.translates)
-          std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f exact_match=%.3f bleu=%.2f",
-                        static_cast<long long>(opt.steps_taken()), v.loss, v.scores.exact, v.scores.bleu);
-        else
-          std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f valid_ppl=%.2f",
-                        static_cast<long long>(opt.steps_taken()), v.loss, std::exp(v.loss));
-        bar.print(line);
-        if (consider(v, epoch, step, total)) bar.print("saved " + out_path);
-        if (out_of_patience()) {
-          stopped_early = true;
-          break;
-        }
-      }
+    Epoch e{epoch, epoch_batches(epoch), continued ? progress.step : 0, continued ? progress.epoch_loss : 0};
+    while (!e.done()) {
+      if (interrupt->requested()) return stop_here(e, bar);
+      step(e, bar);
+      if (validate_within(e, bar)) break;  // --patience ran out
       if (s.minutes > 0 && elapsed_minutes() >= s.minutes) {
-        out_of_time = true;
+        out_of_time_ = true;
         break;
       }
     }
-    if (interrupt.requested()) return stop_here(epoch, step, total, bar);
+    if (interrupt->requested()) return stop_here(e, bar);
     bar.finish();
     if (stopped_early) break;
-    // Out of time in the middle of an epoch: the run is saved where it stands, before the
-    // validation below, so that --resume goes on from this step exactly (a run out of time at
-    // an epoch's end is saved after its bookkeeping, below).
-    const bool stopped_mid_epoch = out_of_time && step < n_batches;
-    if (stopped_mid_epoch) time_out_resume = save_resume_file(epoch, step, total);
-    const Validation v = validate();
-    out << "epoch " << epoch << ": train_loss=" << std::fixed << std::setprecision(4) << total / std::max<int64_t>(step, 1)
-        << " valid_loss=" << v.loss;
-    if (s.translates)
-      out << " exact_match=" << std::setprecision(3) << v.scores.exact << " edits_per_token=" << v.scores.edits_per_token;
-    else  // a language model: perplexity, exp(loss), the number of tokens it is as unsure as choosing among
-      out << " valid_ppl=" << std::setprecision(2) << std::exp(v.loss);
-    out << (out_of_time ? " (time budget reached)" : "") << "\n" << std::defaultfloat;
-    progress.epochs.push_back(static_cast<double>(epoch));
-    progress.train_loss.push_back(total / static_cast<double>(std::max<int64_t>(step, 1)));
-    progress.valid_loss.push_back(v.loss);
-    progress.exact_match.push_back(v.scores.exact);
-    progress.best_valid = std::min(progress.best_valid, v.loss);
-    if (consider(v, epoch + 1, 0, 0)) out << "saved " << out_path << "\n";
-    if (out_of_patience()) stopped_early = true;
-    // --keep-last K: this epoch's model too, and the file K epochs older goes.
-    if (s.keep_last > 0) {
-      t.save(epoch_path_for(out_path, epoch));
-      out << "saved " << epoch_path_for(out_path, epoch) << "\n";
-      if (epoch > s.keep_last && std::remove(epoch_path_for(out_path, epoch - s.keep_last).c_str()) == 0)
-        out << "removed " << epoch_path_for(out_path, epoch - s.keep_last) << "\n";
-    }
-    progress.epoch = epoch + 1;
-    progress.step = 0;
-    progress.epoch_loss = 0;
-    if (out_of_time && !stopped_mid_epoch && epoch < s.epochs) time_out_resume = save_resume_file(epoch + 1, 0, 0);
+    end_epoch(e);
   }
+  say_why_stopped();
+  return 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Stage 1: a step
+
+void TrainingRun::step(Epoch& e, viz::ProgressBar& bar) {
+  nn::Optimizer& opt = *optimizer;
+  // [docs:train_step]
+  // One optimizer step: the gradients of the next --accumulate batches, summed (each loss
+  // divided by their number, so the step is that of their mean), then clipped and applied.
+  const int64_t group = std::min(s.accumulate, e.size() - e.step);
+  opt.zero_grad();
+  double group_loss = 0;
+  for (int64_t k = 0; k < group; ++k) {
+    const std::vector<size_t>& rows = e.batches[static_cast<size_t>(e.step)];
+    const auto [l, tokens] = train_batch(rows, group, (e.number - 1) * batches_per_epoch + e.step);
+    e.total += l;
+    group_loss += l;
+    bar.update(++e.step, {{"loss", l}}, tokens);
+    stop_if_diverged(l, e.number, e.step);
+  }
+  if (s.clip > 0) nn::clip_grad_norm(parameters, s.clip);
+  opt.step();
+  if (schedule) schedule->step();
+  // [docs:end]
+  log_step(e, group, group_loss);
+}
+
+// One batch's forward and backward: its loss, whose gradient divided by `group` (the batches in
+// the step) is added to the parameters' .grad, and its target tokens. `number` counts batches
+// from the run's start (the shards' random streams are drawn from it).
+std::pair<real, int64_t> TrainingRun::train_batch(const std::vector<size_t>& rows, int64_t group, int64_t number) {
+  if (s.replicas > 1) return train_on_shards(rows, real(1) / static_cast<real>(group), number);
+  const data::Batch b = d.train.batch(rows);
+  Variable loss = t.loss(b, s.smoothing);
+  if (group > 1) (loss * (real(1) / static_cast<real>(group))).backward();
+  else loss.backward();
+  return {loss.item(), target_tokens(b)};
+}
+
+// --replicas R > 1: one batch (its pairs' indices) cut into R fixed shards (nn/optim/data_parallel.h),
+// each run forward and backward on its own thread. Returns the batch's loss, whose gradient
+// times `scale` is added to the parameters' .grad, and its target tokens. Shard k's loss, a mean
+// over its own target tokens, is weighted by its share of the batch's tokens, so that the
+// weighted sum is the batch's loss and its gradient the batch's gradient. Its random draws come
+// from a stream of the run's seed and the batch's number in the run.
+std::pair<real, int64_t> TrainingRun::train_on_shards(const std::vector<size_t>& rows, real scale, int64_t number) {
+  const int64_t n = static_cast<int64_t>(rows.size()), shards = std::min(s.replicas, n);
+  std::vector<data::Batch> parts;
+  std::vector<int64_t> tokens;
+  int64_t total = 0;
+  for (int64_t k = 0; k < shards; ++k) {
+    const auto [begin, end] = nn::shard_range(n, shards, k);
+    parts.push_back(d.train.batch(std::vector<size_t>(rows.begin() + begin, rows.begin() + end)));
+    tokens.push_back(target_tokens(parts.back()));
+    total += tokens.back();
+  }
+  auto share = [&](int64_t k) { return static_cast<real>(tokens[static_cast<size_t>(k)]) / static_cast<real>(total); };
+  std::vector<real> losses(static_cast<size_t>(shards));  // each shard's own mean
+  nn::data_parallel_backward(parameters, shards, nn::shard_seed(s.seed, static_cast<uint64_t>(number)), [&](int64_t k) {
+    const Variable loss = t.loss(parts[static_cast<size_t>(k)], s.smoothing);
+    losses[static_cast<size_t>(k)] = loss.item();
+    return loss * (share(k) * scale);
+  });
+  real loss = 0;  // the batch's: sum_k share_k loss_k
+  for (int64_t k = 0; k < shards; ++k) loss += share(k) * losses[static_cast<size_t>(k)];
+  return {loss, total};
+}
+
+// A loss that is not a number will not become one again: stop, and say where and why, before a
+// NaN model is validated or saved (the last checkpoint saved stays as it was).
+void TrainingRun::stop_if_diverged(real l, int64_t epoch, int64_t step) const {
+  if (std::isfinite(l)) return;
+  std::error_code ec;
+  const std::string kept = std::filesystem::exists(s.out_path, ec) ? cat("the last checkpoint, '", s.out_path, "', is kept")
+                                                                   : std::string("no checkpoint was saved");
+  check_state(false, "seqgrad train: the loss became ", std::isnan(l) ? "NaN" : l > 0 ? "inf" : "-inf", " at step ",
+              step, " of epoch ", epoch, ": the run diverged, and ", kept, ". Try --clip 1, a lower --lr (this run: ",
+              s.lr, "), or --detect-anomaly to find the op that first made a NaN or an infinity");
+}
+
+// --loss-log: a line per optimizer step (epoch, step, the mean loss of its batches). Hours of
+// training are not lost to a full log disk: the run is saved, then the error says so.
+void TrainingRun::log_step(const Epoch& e, int64_t group, double group_loss) {
+  if (!loss_log.is_open()) return;
+  std::ostringstream line;
+  line << std::setprecision(std::numeric_limits<real>::max_digits10) << e.number << ' ' << optimizer->steps_taken() << ' '
+       << (group > 1 ? group_loss / static_cast<double>(group) : group_loss) << '\n';
+  if (loss_log.write(line.str())) return;
+  const std::string reason = errno ? std::strerror(errno) : "write error";
+  const std::string path = save_resume_file(e.number, e.step, e.total);
+  check_state(false, "seqgrad train: cannot write --loss-log '", s.args.text("loss-log"), "': ", reason, "; saved ", path,
+              " (continue with: seqgrad train --resume ", path, " --loss-log ANOTHER_FILE)");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Stage 2: validation, and the best checkpoint
+
+// --valid-every N: a validation every N optimizer steps within an epoch (the epoch's last step
+// validates in end_epoch). Returns true when --patience has run out.
+bool TrainingRun::validate_within(const Epoch& e, viz::ProgressBar& bar) {
+  const int64_t steps = optimizer->steps_taken();
+  if (s.valid_every == 0 || steps % s.valid_every != 0 || e.done()) return false;
+  const Validation v = validate();
+  char line[160];
+  if (s.translates)
+    std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f exact_match=%.3f bleu=%.2f",
+                  static_cast<long long>(steps), v.loss, v.scores.exact, v.scores.bleu);
+  else
+    std::snprintf(line, sizeof line, "step %lld: valid_loss=%.4f valid_ppl=%.2f", static_cast<long long>(steps), v.loss,
+                  std::exp(v.loss));
+  bar.print(line);
+  if (consider(v, e.number, e.step, e.total)) bar.print("saved " + s.out_path);
+  stopped_early = out_of_patience();
+  return stopped_early;
+}
+
+// The loss over every validation pair, and how well the first 500 translate.
+TrainingRun::Validation TrainingRun::validate() {
+  const double vloss = mean_loss(t, d.valid);
+  const Scores scores = s.translates ? score(t, d.probe_pairs, 1) : Scores{};
+  t.module().train();
+  return Validation{vloss, scores};
+}
+
+// Does it beat the best so far by --best-by? If so it is the new best and the checkpoint is
+// saved (a run that cannot save stops with save_best's error, its resume file at `epoch`,
+// `step`) and the answer is true; if not, one more validation counts against --patience.
+bool TrainingRun::consider(const Validation& v, int64_t epoch, int64_t step, double total) {
+  const double value = s.best_by == "loss" ? v.loss : s.best_by == "bleu" ? v.scores.bleu : v.scores.exact;
+  const bool better = std::isnan(progress.best_score) ||
+                      (s.best_by == "loss" ? value < progress.best_score : value > progress.best_score);
+  if (!better) {
+    ++progress.bad_validations;
+    return false;
+  }
+  progress.best_score = value;
+  progress.bad_validations = 0;
+  save_best(epoch, step, total);
+  return true;
+}
+
+// The checkpoint at --out. If it cannot be written after hours of training (the disk filled,
+// the folder's permissions changed: everything was checked before the run, but not everything
+// stays so), the run is not lost: it is saved as a resume file (at `epoch`, `step`), beside
+// --out or else in the temporary folder, with the model in it too (translate and eval read a
+// resume file). Then the error says where it went.
+void TrainingRun::save_best(int64_t epoch, int64_t step, double total) {
+  try {
+    t.save(s.out_path);
+    return;
+  } catch (const std::exception& e) {
+    std::string kept;
+    for (const std::string& path : {resume_path_for(s.out_path), fallback_resume_path(s.out_path)}) {
+      try {
+        kept = save_resume_file_at(path, epoch, step, total);
+        break;
+      } catch (const std::exception&) {
+        // (the next place, or the error below)
+      }
+    }
+    if (kept.empty())
+      throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", e.what(), "; nor the run's "
+                                   "resume file, beside it or in ", fallback_resume_path(s.out_path)));
+    throw std::runtime_error(cat("seqgrad train: cannot save '", s.out_path, "': ", e.what(), "; the run at epoch ",
+                                 epoch, ", step ", step, " is saved in '", kept, "' (the model too: translate and eval "
+                                 "read it); continue with: seqgrad train --resume ", kept, " --out ANOTHER_FILE"));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Stage 3: the end of an epoch
+
+void TrainingRun::end_epoch(const Epoch& e) {
+  // Out of time in the middle of an epoch: the run is saved where it stands, before the
+  // validation below, so that --resume goes on from this step exactly (a run out of time at
+  // an epoch's end is saved after its bookkeeping, below).
+  const bool stopped_mid_epoch = out_of_time_ && !e.done();
+  if (stopped_mid_epoch) time_out_resume = save_resume_file(e.number, e.step, e.total);
+  const Validation v = validate();
+  report(e, v);
+  if (consider(v, e.number + 1, 0, 0)) out << "saved " << s.out_path << "\n";
+  if (out_of_patience()) stopped_early = true;
+  keep_last(e.number);
+  progress.epoch = e.number + 1;
+  progress.step = 0;
+  progress.epoch_loss = 0;
+  if (out_of_time_ && !stopped_mid_epoch && e.number < s.epochs) time_out_resume = save_resume_file(e.number + 1, 0, 0);
+}
+
+// The epoch's line, and its points on the loss curve (finish() draws them).
+void TrainingRun::report(const Epoch& e, const Validation& v) {
+  const double train_loss = e.total / static_cast<double>(std::max<int64_t>(e.step, 1));
+  out << "epoch " << e.number << ": train_loss=" << std::fixed << std::setprecision(4) << train_loss
+      << " valid_loss=" << v.loss;
+  if (s.translates)
+    out << " exact_match=" << std::setprecision(3) << v.scores.exact << " edits_per_token=" << v.scores.edits_per_token;
+  else  // a language model: perplexity, exp(loss), the number of tokens it is as unsure as choosing among
+    out << " valid_ppl=" << std::setprecision(2) << std::exp(v.loss);
+  out << (out_of_time_ ? " (time budget reached)" : "") << "\n" << std::defaultfloat;
+  progress.epochs.push_back(static_cast<double>(e.number));
+  progress.train_loss.push_back(train_loss);
+  progress.valid_loss.push_back(v.loss);
+  progress.exact_match.push_back(v.scores.exact);
+  progress.best_valid = std::min(progress.best_valid, v.loss);
+}
+
+// --keep-last K: this epoch's model too, and the file K epochs older goes.
+void TrainingRun::keep_last(int64_t epoch) {
+  if (s.keep_last == 0) return;
+  t.save(epoch_path_for(s.out_path, epoch));
+  out << "saved " << epoch_path_for(s.out_path, epoch) << "\n";
+  if (epoch > s.keep_last && std::remove(epoch_path_for(s.out_path, epoch - s.keep_last).c_str()) == 0)
+    out << "removed " << epoch_path_for(s.out_path, epoch - s.keep_last) << "\n";
+}
+
+void TrainingRun::say_why_stopped() {
   if (stopped_early)
     out << "stopping early: the best " << s.best_by << " (" << progress.best_score << ") has not been beaten in "
         << s.patience << " validations (--patience " << s.patience << ")\n";
   if (!time_out_resume.empty())
     out << "out of time; saved " << time_out_resume << "\ncontinue with: seqgrad train --resume " << time_out_resume
         << " [--minutes M]\n";
-  return 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Stopping on a signal: the resume file
+
+// Where the run stands (epoch, step, loss so far), saved as a resume file at `path`. It is
+// saved before anything is printed: a terminal that has gone (SIGHUP) or a `| tee` killed by
+// the same Ctrl-C must not stop the save.
+std::string TrainingRun::save_resume_file_at(const std::string& path, int64_t epoch, int64_t step, double total) {
+  progress.epoch = epoch;
+  progress.step = step;
+  progress.epoch_loss = total;
+  save_resume_checkpoint(path, t, *optimizer, progress);
+  return path;
+}
+
+std::string TrainingRun::save_resume_file(int64_t epoch, int64_t step, double total) {
+  return save_resume_file_at(resume_path_for(s.out_path), epoch, step, total);
+}
+
+int TrainingRun::stop_here(const Epoch& e, viz::ProgressBar& bar) {
+  const std::string path = save_resume_file(e.number, e.step, e.total);
+  bar.finish();
+  out << "interrupted by " << interrupt->name() << " after step " << e.step << " of epoch " << e.number << "; saved "
+      << path << "\ncontinue with: seqgrad train --resume " << path << "\n";
+  return 128 + interrupt->signal();
 }
 
 // ================================================================================================
@@ -939,9 +1109,9 @@ int cmd_train(const std::vector<std::string>& words, std::ostream& out) {
   // Opened (and truncated) only now, when every flag and every input has been checked.
   io::LogFile loss_log;
   if (s.args.given("loss-log")) loss_log.open(s.args.text("loss-log"), s.resuming, "seqgrad train: cannot write --loss-log");
-  bool out_of_time = false;
-  if (const int code = train_loop(s, d, loss_log, out_of_time, out)) return code;
-  finish(s, out_of_time, out);
+  TrainingRun run(s, d, loss_log, out);
+  if (const int code = run.run()) return code;
+  finish(s, run.out_of_time(), out);
   return 0;
 }
 

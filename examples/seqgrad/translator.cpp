@@ -56,7 +56,16 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
                 v.dump());
     return v.as_string();
   };
+  // A name a registry of this build does not have may be a component of someone's own (a cell,
+  // a score, a model kind in a file of theirs): the message says how to build it in.
+  auto registered = [&](const std::string& key, const io::Json& v, const std::vector<std::string>& names) {
+    check_state(!v.is_string() || std::find(names.begin(), names.end(), v.as_string()) != names.end(),
+                "the model configuration's '", key, "' is ", v.dump(), ", which this seqgrad does not have (it has ",
+                nn::join_names(names, ", "), "); if it is a component of your own, build it in: make seqgrad "
+                "EXTRA=its_file.cpp");
+  };
   ModelConfig c;
+  registered("model", get("model"), nn::model_names());
   c.model = one_of("model", nn::model_names());
   const io::Json& max_len = get("max_len");
   check_state(max_len.is_integer() && max_len.as_int64() >= 1 && max_len.as_int64() <= kMaxDecode,
@@ -76,6 +85,7 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
           static const std::set<std::string> kAlwaysWritten{"layers", "hidden", "dim", "heads", "ffn", "dropout",
                                                             "bidirectional", "attention"};
           check_state(v != nullptr || kAlwaysWritten.count(o.key) == 0, "the model configuration has no '", o.key, "'");
+          if (v && o.from_registry) registered(o.key, *v, o.choices());
           return v ? *v : io::Json();
         },
         [](const nn::Option& o) { return cat("the model configuration's '", o.key, "'"); });

@@ -153,6 +153,7 @@ class AttentionSeq2Seq : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  int64_t width() const override { return options.embed_dim; }
 
   // Training: with hard attention, in training mode, attention_training_loss (below), with
   // reinforce_baseline as its running baseline; otherwise the cross-entropy of the positions

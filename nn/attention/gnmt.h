@@ -124,6 +124,7 @@ class GNMT : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  int64_t width() const override { return options.embed_dim; }
 
   std::shared_ptr<GNMTEncoder> encoder;
   std::shared_ptr<GNMTDecoder> decoder;

@@ -144,4 +144,17 @@ std::string Settings::text(const std::string& key) const {
   return v.as_string();
 }
 
+Settings complete_settings(const std::vector<Option>& options, const Settings& given, const std::string& who) {
+  Settings complete;
+  for (const Option& o : options) {
+    const io::Json v = given.has(o.key) ? *given.json().find(o.key) : o.default_json();
+    std::string why;
+    check(o.accepts(v, why), who, "'s ", o.key, " must be ", why, ", got ", v.dump());
+    complete.set(o.key, v);
+  }
+  for (const auto& [key, value] : given.json().as_object())
+    check(complete.has(key), who, " takes no option '", key, "'");
+  return complete;
+}
+
 }  // namespace seqgrad::nn

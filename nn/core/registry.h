@@ -47,6 +47,9 @@ struct Option {
   std::function<std::vector<std::string>()> choices;
   // Switch: the flag turns the option off (--no-residual sets "residual" to false).
   bool flag_turns_off = false;
+  // Choice: the names are those of a registry (scores, positional encodings), which a file of
+  // one's own can add to; a checkpoint naming one this program lacks says how to build it in.
+  bool from_registry = false;
 
   std::string flag_name() const;
   // The default as a configuration value: 16, 0.1, false, "general".
@@ -80,6 +83,12 @@ class Settings {
   const io::Json& get(const std::string& key) const;
   io::Json values_ = io::Json::object();
 };
+
+// The complete settings of a component that takes `options`: each option's value from `given`
+// (its default where `given` has none), checked against its declaration. A key in `given` that
+// no option has is an error too. `who` names the component in the messages: "the optimizer
+// sgd's momentum must be a number from 0 to 1, got 2".
+Settings complete_settings(const std::vector<Option>& options, const Settings& given, const std::string& who);
 
 // ================================================================================================
 // The registry

@@ -76,6 +76,11 @@ class EncoderDecoder {
   // translate, and no translation to score.
   virtual bool reads_source() const { return true; }
 
+  // The width of the vectors the model works in: the Transformer's d_model, a recurrent
+  // model's embedding size. The Noam schedule scales its rate by width^-0.5 (nn/optim/schedule.h).
+  // 0: the model does not say.
+  virtual int64_t width() const { return 0; }
+
   // The loss to minimise on a batch: tgt_out (B, T) the tokens to predict after tgt_in
   // (<pad> where options.ignore_index says). By default the cross-entropy of logits(); a model
   // whose training needs more (hard attention: REINFORCE for where it looks) overrides it.

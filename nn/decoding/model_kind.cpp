@@ -98,8 +98,10 @@ Option bidirectional_option() {
   return switch_option("bidirectional", false, "bidirectional encoder (recurrent models; gnmt's bottom layer always is)");
 }
 Option attention_option() {
-  return choice_option("attention", "general", [] { return scores().names(); },
-                       "score function of -attn and gnmt models: " + join_names(scores().names(), ", "));
+  Option o = choice_option("attention", "general", [] { return scores().names(); },
+                           "score function of -attn and gnmt models: " + join_names(scores().names(), ", "));
+  o.from_registry = true;
+  return o;
 }
 
 std::vector<Option> score_options(const Settings* chosen) {

@@ -234,15 +234,7 @@ Registry<OptimizerEntry>& optimizers() {
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Variable> params, real lr,
                                           const Settings& settings) {
   const OptimizerEntry& entry = optimizers().get(name);
-  Settings complete;
-  for (const Option& o : entry.options) {
-    const io::Json v = settings.has(o.key) ? *settings.json().find(o.key) : o.default_json();
-    std::string why;
-    check(o.accepts(v, why), "make_optimizer: ", name, "'s ", o.key, " must be ", why, ", got ", v.dump());
-    complete.set(o.key, v);
-  }
-  for (const auto& [key, value] : settings.json().as_object())
-    check(complete.has(key), "make_optimizer: the optimizer ", name, " takes no option '", key, "'");
+  const Settings complete = complete_settings(entry.options, settings, "make_optimizer: the optimizer " + name);
   return entry.make(std::move(params), lr, complete);
 }
 

@@ -97,14 +97,19 @@ SEQGRAD_REGISTER_SCHEDULE("warmup", "a linear ramp over the warm-up steps, then 
                           [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
                             return std::make_unique<LinearWarmupLR>(o, r.warmup_steps);
                           })
-SEQGRAD_REGISTER_SCHEDULE("noam", "the Transformer paper's: d_model^-0.5 min(step^-0.5, step warmup^-1.5); ignores the learning rate",
+SEQGRAD_REGISTER_SCHEDULE("noam", "the Transformer paper's: factor d_model^-0.5 min(step^-0.5, step warmup^-1.5), "
+                          "d_model the model's width; ignores the learning rate",
                           [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
-                            return std::make_unique<NoamLR>(o, r.d_model, r.warmup_steps);
-                          })
-SEQGRAD_REGISTER_SCHEDULE("cosine", "from the learning rate down to 0 over the run, along a half cosine",
+                            return std::make_unique<NoamLR>(o, r.d_model, r.warmup_steps,
+                                                            static_cast<real>(r.options.number("noam_factor")));
+                          },
+                          {number_option("noam_factor", 1, 1e-6, 1e6, "noam: the factor its rate is multiplied by (the paper's: 1)")})
+SEQGRAD_REGISTER_SCHEDULE("cosine", "from the learning rate down to --min-lr over the run, along a half cosine",
                           [](Optimizer& o, const ScheduleContext& r) -> std::unique_ptr<LRScheduler> {
-                            return std::make_unique<CosineAnnealingLR>(o, std::max<int64_t>(1, r.total_steps));
-                          })
+                            return std::make_unique<CosineAnnealingLR>(o, std::max<int64_t>(1, r.total_steps),
+                                                                       static_cast<real>(r.options.number("min_lr")));
+                          },
+                          {number_option("min_lr", 0, 0, 10, "cosine: the rate it ends at (PyTorch's eta_min)")})
 SEQGRAD_REGISTER_SCHEDULE("constant", "the learning rate as given, every step",
                           [](Optimizer&, const ScheduleContext&) -> std::unique_ptr<LRScheduler> { return nullptr; })
 
@@ -114,7 +119,10 @@ Registry<ScheduleEntry>& schedules() {
 }
 
 std::unique_ptr<LRScheduler> make_schedule(const std::string& name, Optimizer& optimizer, const ScheduleContext& run) {
-  return schedules().get(name).make(optimizer, run);
+  const ScheduleEntry& entry = schedules().get(name);
+  ScheduleContext complete = run;
+  complete.options = complete_settings(entry.options, run.options, "make_schedule: the schedule " + name);
+  return entry.make(optimizer, complete);
 }
 
 }  // namespace seqgrad::nn

@@ -99,19 +99,29 @@ class NoamLR : public LRScheduler {
 
 // ================================================================================================
 // The registry of schedules by name (nn/core/registry.h): "warmup", "noam", "cosine", "constant", and
-// whatever else registers. Each is built for a run from what a schedule may need to know of it.
+// whatever else registers. Each is built for a run from what a schedule may need to know of it,
+// and from the values of the options it declares (cosine's min_lr: the tool's --min-lr):
+//   SEQGRAD_REGISTER_SCHEDULE("step", "the rate times gamma every N steps",
+//       [](Optimizer& o, const ScheduleContext& run) -> std::unique_ptr<LRScheduler> {
+//         return std::make_unique<StepLR>(o, run.options.integer("step_size"), run.options.number("gamma")); },
+//       {integer_option("step_size", 1000, 1, 1 << 30, "step: steps between decays"),
+//        number_option("gamma", 0.1, 0, 1, "step: the factor of each decay")});
 
 struct ScheduleContext {
   int64_t warmup_steps = 1;  // the warm-up's length, in steps
   int64_t total_steps = 1;   // the run's length, in steps
   int64_t d_model = 64;      // the model's width (the Noam schedule scales by d_model^-0.5)
+  Settings options;          // values of the schedule's options; make_schedule fills in the defaults
 };
 struct ScheduleEntry {
   std::string name, help;
   // nullptr: the learning rate stays as the optimizer has it.
   std::function<std::unique_ptr<LRScheduler>(Optimizer& optimizer, const ScheduleContext& run)> make;
+  std::vector<Option> options = {};
 };
 Registry<ScheduleEntry>& schedules();
+// run.options may hold values for some of the schedule's options; the others take their
+// defaults. A value out of its option's range, or a key the schedule does not take, is an error.
 std::unique_ptr<LRScheduler> make_schedule(const std::string& name, Optimizer& optimizer, const ScheduleContext& run);
 #define SEQGRAD_REGISTER_SCHEDULE(...) SEQGRAD_REGISTER(::seqgrad::nn::schedules(), ::seqgrad::nn::ScheduleEntry{__VA_ARGS__})
 

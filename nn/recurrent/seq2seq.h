@@ -101,6 +101,7 @@ class Seq2Seq : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  int64_t width() const override { return options.embed_dim; }
   // The cross-entropy of the positions whose target counts (projected_cross_entropy).
   Variable training_loss(const Tensor& src, const std::vector<int64_t>& src_lengths, const Tensor& tgt_in,
                          const std::vector<int64_t>& tgt_lengths, const Tensor& tgt_out,

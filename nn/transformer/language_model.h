@@ -73,6 +73,7 @@ class TransformerLM : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  int64_t width() const override { return options.d_model; }
   bool reads_source() const override { return false; }
 
   TransformerLMOptions options;

@@ -230,6 +230,7 @@ class Transformer : public Module, public EncoderDecoder {
                                       const StartOptions& options) override;
   Tensor step(DecoderState& state, const Tensor& tokens) override;
   Module& module() override { return *this; }
+  int64_t width() const override { return options.d_model; }
   // Training: the vocabulary projection and the loss at the positions that count only (targets
   // other than options.ignore_index): a padded position would cost a (C x V) product for a loss
   // that is thrown away. The same loss as cross_entropy(logits(...)) (tested); with

@@ -11,6 +11,7 @@
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
 #include "io/safetensors.h"
+#include "nn/decoding/model_kind.h"
 #include "nn/transformer/transformer.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
@@ -43,7 +44,7 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==
         "error: seqgrad train: give exactly one of --task NAME or --train FILE\n");
   CHECK(error_of({"train", "--task", "copy", "--arch", "gpt", "--out", "m"}) ==
-        "error: seqgrad train: --arch expects one of gnmt, gru, gru-attn, lm, lstm, lstm-attn, rnn, rnn-attn, transformer, got 'gpt'\n");
+        "error: seqgrad train: --arch expects one of " + nn::join_names(nn::model_names(), ", ") + ", got 'gpt'\n");
   CHECK(error_of({"train", "--task", "copy", "--lr", "fast", "--out", "m"}) ==
         "error: seqgrad train: --lr expects a number from 1e-07 to 10, got 'fast'\n");
   CHECK(error_of({"train", "--train", "/nonexistent/c.tsv", "--out", "m"}) ==
@@ -193,7 +194,7 @@ TEST_CASE("seqgrad end to end: train -> save -> translate -> eval -> attention")
 
 // Every model kind decodes through one interface (nn/decoding/encoder_decoder.h): --beam works for all
 // of them, and on a toy task beam search scores at least as well as greedy decoding.
-TEST_CASE("seqgrad eval --beam 4: every model kind and every attention score, at least as good as greedy") {
+TEST_CASE("seqgrad eval --beam 4: every built-in score and the recurrent and Transformer kinds, at least as good as greedy") {
   write_file("build/test_cli_beam.tsv", run({"data", "--task", "reverse", "--n", "100", "--min-len", "2", "--max-len", "5",
                                              "--seed", "77"}).out);
   const std::vector<std::vector<std::string>> kinds{{"--arch", "rnn"},
@@ -406,6 +407,14 @@ TEST_CASE("seqgrad train: --pre-norm, --tie-embeddings, --weight-decay and --mom
         "error: seqgrad train: --momentum does not apply to --optimizer adam (it takes --weight-decay)\n");
   CHECK(error_of(with({"--optimizer", "sgd", "--weight-decay", "-1", "--out", "build/x.safetensors"})) ==
         "error: seqgrad train: --weight-decay expects a number from 0 to 10, got '-1'\n");
+  // A schedule's options the same way: --min-lr is cosine's, --noam-factor noam's.
+  CHECK(error_of(with({"--schedule", "warmup", "--min-lr", "0.01", "--out", "build/x.safetensors"})) ==
+        "error: seqgrad train: --min-lr does not apply to --schedule warmup (it takes no options)\n");
+  CHECK(error_of(with({"--schedule", "cosine", "--noam-factor", "2", "--out", "build/x.safetensors"})) ==
+        "error: seqgrad train: --noam-factor does not apply to --schedule cosine (it takes --min-lr)\n");
+  const std::string help = run({"train", "--help"}).out;
+  CHECK(help.find("--min-lr") != std::string::npos);
+  CHECK(help.find("--noam-factor") != std::string::npos);
   for (const char* f : {"build/test_cli_plain.safetensors", "build/test_cli_plain.training.svg",
                         "build/test_cli_tied.safetensors", "build/test_cli_tied.training.svg"})
     std::remove(f);

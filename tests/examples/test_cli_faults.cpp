@@ -12,6 +12,7 @@
 #include "examples/seqgrad/resume.h"
 #include "io/safetensors.h"
 #include "io/json.h"
+#include "nn/decoding/model_kind.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
 
@@ -220,7 +221,9 @@ TEST_CASE("seqgrad translate: a checkpoint's configuration is checked before the
   refused("dim", "2.5", "the model configuration's 'dim' must be a whole number from 1 to 4096, got 2.5");
   refused("src_tokens", "\"bogus\"", "the model configuration's 'src_tokens' must be one of space, char, bpe; got \"bogus\"");
   refused("model", "\"bogus\"",
-          "the model configuration's 'model' must be one of gnmt, gru, gru-attn, lm, lstm, lstm-attn, rnn, rnn-attn, transformer; got \"bogus\"");
+          "the model configuration's 'model' is \"bogus\", which this seqgrad does not have (it has " +
+              nn::join_names(nn::model_names(), ", ") + "); if it is a component of your own, build it in: make seqgrad "
+              "EXTRA=its_file.cpp");
   refused("hidden", "", "the model configuration has no 'hidden'");
   // In range, but a model of 100+ MB from a file of a few kB: refused while it is built, before
   // it is large.

@@ -122,8 +122,8 @@ TEST_CASE("seqgrad train --optimizer, --schedule, --clip: each its own numbers, 
   words.insert(words.end(), {"--schedule", "cosine"});
   REQUIRE(train(words, "epoch 2 ").code == 130);
   CHECK(train({"--resume", "build/test_opt_cos.resume.safetensors", "--epochs", "3"}).err ==
-        "error: seqgrad train: --epochs cannot change when resuming a --schedule cosine run: its learning rate falls "
-        "to 0 over the 2 epochs it was started with\n");
+        "error: seqgrad train: --epochs cannot change when resuming a --schedule cosine run: its learning rate is "
+        "planned over the length of the run, the 2 epochs it was started with\n");
   for (const char* f : {"build/test_opt_cos.safetensors", "build/test_opt_cos.log", "build/test_opt_cos.training.svg",
                         "build/test_opt_cos.resume.safetensors"})
     std::remove(f);
@@ -374,8 +374,9 @@ TEST_CASE("seqgrad train --replicas, --precision: R shards give the same weights
         "error: seqgrad translate: --precision expects one of fp32, bf16, got 'half'\n");
   CHECK(train({"--task", "copy", "--arch", "gru-attn", "--hard-attention", "--replicas", "2", "--out",
                "build/x.safetensors"}).err ==
-        "error: seqgrad train: --replicas 2 cannot train --hard-attention: its REINFORCE baseline is a running mean "
-        "that each batch updates in turn, which shards running at once cannot share; give --replicas 1\n");
+        "error: seqgrad train: --replicas 2 cannot train --arch gru-attn as configured: its training carries state "
+        "from one batch to the next (hard attention's REINFORCE baseline is a running mean that each batch updates in "
+        "turn), which shards running at once cannot share; give --replicas 1\n");
   for (const char* name : {"plain", "r1", "r2t1", "r2t2", "r3t2", "bf16", "cut"})
     for (const char* ext : {".safetensors", ".log", ".training.svg", ".resume.safetensors"})
       std::remove(cat("build/test_dp_", name, ext).c_str());

@@ -219,7 +219,7 @@ TEST_CASE("attention errors") {
                        "DotScore: expected a query of shape (2, 4) or (2, T, 4), got [3, 4]", std::invalid_argument);
   CHECK_THROWS_WITH_AS(nn::make_score("dot", 4, 5), "DotScore: expected query and key sizes to be equal, got 4 and 5",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(nn::make_score("bilinear", 4, 4),
-                       "expected an attention score named additive, concat, cosine, dot, general, location, mlp or scaled-dot, got 'bilinear'",
+  const std::string unknown = "expected an attention score named " + nn::join_names(nn::scores().names()) + ", got 'bilinear'";
+  CHECK_THROWS_WITH_AS(nn::make_score("bilinear", 4, 4), unknown.c_str(),
                        std::invalid_argument);
 }

@@ -1,0 +1,159 @@
+// tests/examples/test_every_component.cpp - the checks every registered component gets, whoever
+// wrote it: each model kind, attention score, positional encoding, optimizer and schedule that
+// is linked in (a student's too: make test EXTRA="my_score.cpp") is listed by `seqgrad train
+// --help` with its options, trains for an epoch through the tool, saves a checkpoint that loads
+// and saves again byte for byte, and has its options refused where they do not apply. No list of
+// names is written here: the registries are asked. (Every kind's loss, with every score and
+// encoding, is gradchecked in tests/nn/test_grad_every_model.cpp.)
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "examples/seqgrad/commands.h"
+#include "examples/seqgrad/translator.h"
+#include "nn/attention/attention.h"
+#include "nn/decoding/model_kind.h"
+#include "nn/optim/schedule.h"
+#include "nn/transformer/positional.h"
+#include "tests/examples/cli_helpers.h"
+#include "tests/test_util.h"
+
+using namespace seqgrad;
+using namespace seqgrad::testing;
+
+namespace {
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Flags for a small model of kind `model`: each whole-number option it takes at most 8 (within
+// its range), unless the kind's rules refuse that, then none (its defaults).
+std::vector<std::string> small_model_flags(const std::string& model, const std::vector<std::string>& more) {
+  const nn::ModelKind& kind = nn::model_kind(model);
+  std::vector<std::string> words;
+  try {
+    std::vector<nn::Option> taken;
+    nn::Settings given;
+    nn::resolve_options(kind, [&](const nn::Option& o) -> io::Json {
+      if (o.type != nn::Option::Type::Integer) return io::Json();
+      const int64_t v = std::max<int64_t>(static_cast<int64_t>(o.lo), std::min<int64_t>(o.default_json().as_int64(), 8));
+      given.set(o.key, v);
+      return io::Json(v);
+    }, [](const nn::Option& o) { return o.key; }, &taken);
+    for (const nn::Option& o : taken)
+      if (given.has(o.key)) words.insert(words.end(), {"--" + o.flag_name(), std::to_string(given.integer(o.key))});
+  } catch (const std::exception&) {
+    words.clear();
+  }
+  words.insert(words.end(), more.begin(), more.end());
+  return words;
+}
+
+// One epoch of a copy task through the tool, the checkpoint loaded and saved again (the same
+// bytes), and a sentence translated (or, for a language model, continued).
+void trains_saves_and_loads(const std::string& model, const std::vector<std::string>& more) {
+  const std::string out = "build/test_every_component.safetensors", again = "build/test_every_component2.safetensors";
+  std::vector<std::string> words{"--task", "copy", "--n", "96", "--min-len", "2", "--max-len", "4", "--epochs", "1",
+                                 "--batch", "16", "--threads", "1", "--arch", model, "--out", out};
+  for (const std::string& w : small_model_flags(model, more)) words.push_back(w);
+  const Result r = train(words);
+  INFO(r.out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("epoch 1: train_loss=") != std::string::npos);
+  const auto t = cli::Translator::load(out);
+  t->save(again);
+  CHECK(read_bytes(out) == read_bytes(again));
+  const Result used = t->model().reads_source() ? run({"translate", "--model", out, "a b"})
+                                                : run({"sample", "--model", out, "--prompt", "a"});
+  CHECK_MESSAGE(used.code == 0, used.err);
+  for (const std::string& f : {out, again, std::string("build/test_every_component.training.svg")}) std::remove(f.c_str());
+}
+
+// Each option of each component of a registry, given with a component of the same registry that
+// does not take it, is refused: "--min-lr does not apply to --schedule warmup (it takes ...)".
+template <class Registry>
+void options_refused_elsewhere(const Registry& registry, const std::string& flag, const std::vector<std::string>& base) {
+  for (const std::string& name : registry.names())
+    for (const nn::Option& o : registry.get(name).options)
+      for (const std::string& other : registry.names()) {
+        const auto& theirs = registry.get(other).options;
+        if (std::any_of(theirs.begin(), theirs.end(), [&](const nn::Option& x) { return x.flag_name() == o.flag_name(); }))
+          continue;
+        CAPTURE(other);
+        std::vector<std::string> words = base;
+        words.insert(words.end(), {"--" + flag, other, "--" + o.flag_name(), o.flag_turns_off ? "" : o.default_value});
+        if (o.type == nn::Option::Type::Switch) words.pop_back();
+        const Result r = train(words);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--" + o.flag_name() + " does not apply to") != std::string::npos);
+        break;  // one is enough
+      }
+}
+
+}  // namespace
+
+TEST_CASE("every component: --help lists it and each of its options") {
+  const std::string help = run({"train", "--help"}).out;
+  std::vector<std::string> names = nn::model_names();
+  std::vector<nn::Option> options;
+  for (const std::string& model : nn::model_names())
+    for (const nn::Option& o : nn::model_kind(model).options(nullptr)) options.push_back(o);
+  auto add = [&](const auto& registry) {
+    for (const std::string& name : registry.names()) {
+      names.push_back(name);
+      for (const nn::Option& o : registry.get(name).options) options.push_back(o);
+    }
+  };
+  add(nn::scores());
+  for (const std::string& name : nn::positional_encodings().names()) names.push_back(name);
+  add(nn::optimizers());
+  add(nn::schedules());
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    CHECK(help.find(name) != std::string::npos);
+  }
+  for (const nn::Option& o : options) {
+    CAPTURE(o.key);
+    CHECK(help.find("--" + o.flag_name() + " ") != std::string::npos);
+  }
+}
+
+TEST_CASE("every component: each model kind trains through the tool, saves and loads") {
+  for (const std::string& model : nn::model_names()) {
+    CAPTURE(model);
+    trains_saves_and_loads(model, {});
+  }
+}
+
+TEST_CASE("every component: each attention score, positional encoding, optimizer and schedule trains") {
+  const std::string scored = "lstm-attn", positioned = "transformer";
+  for (const std::string& score : nn::scores().names()) {
+    CAPTURE(score);
+    trains_saves_and_loads(scored, {"--attention", score});
+  }
+  for (const std::string& encoding : nn::positional_encodings().names()) {
+    CAPTURE(encoding);
+    trains_saves_and_loads(positioned, {"--positional", encoding});
+  }
+  for (const std::string& optimizer : nn::optimizers().names()) {
+    CAPTURE(optimizer);
+    trains_saves_and_loads(positioned, {"--optimizer", optimizer});
+  }
+  for (const std::string& schedule : nn::schedules().names()) {
+    CAPTURE(schedule);
+    trains_saves_and_loads(positioned, {"--schedule", schedule});
+  }
+}
+
+TEST_CASE("every component: an option is refused with a component that does not take it") {
+  const std::vector<std::string> base{"--task", "copy", "--out", "build/x.safetensors"};
+  options_refused_elsewhere(nn::optimizers(), "optimizer", base);
+  options_refused_elsewhere(nn::schedules(), "schedule", base);
+  std::vector<std::string> attn = base;
+  attn.insert(attn.end(), {"--arch", "lstm-attn"});
+  options_refused_elsewhere(nn::scores(), "attention", attn);
+}
