@@ -11,31 +11,6 @@
 
 namespace seqgrad::data {
 
-Task parse_task(const std::string& name) {
-  if (name == "copy") return Task::Copy;
-  if (name == "reverse") return Task::Reverse;
-  if (name == "sort") return Task::Sort;
-  if (name == "date") return Task::Date;
-  if (name == "en-zh") return Task::EnZh;
-  if (name == "en-fr") return Task::EnFr;
-  check(false, "task: expected one of copy, reverse, sort, date, en-zh, en-fr, got '", name, "'");
-  return Task::Copy;
-}
-
-std::string task_name(Task task) {
-  switch (task) {
-    case Task::Copy: return "copy";
-    case Task::Reverse: return "reverse";
-    case Task::Sort: return "sort";
-    case Task::Date: return "date";
-    case Task::EnZh: return "en-zh";
-    case Task::EnFr: return "en-fr";
-  }
-  return "copy";
-}
-
-Tokenization task_tokenization(Task task) { return task == Task::Date ? Tokenization::Char : Tokenization::Space; }
-
 // ================================================================================================
 // Dates
 
@@ -90,45 +65,84 @@ std::string format_date(int y, int m, int d, int format) {
 // ================================================================================================
 // Generators
 
-std::vector<Pair> make_pairs(Task task, const TaskOptions& o) {
+std::vector<Pair> make_pairs(const std::string& task, const TaskOptions& o) {
   std::vector<Pair> pairs;
   for_each_pair(task, o, [&](const Pair& p) { pairs.push_back(p); });
   return pairs;
 }
 
-void for_each_pair(Task task, const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+void for_each_pair(const std::string& task, const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+  const TaskEntry& entry = tasks().get(task);
   check(o.n >= 0, "make_pairs: expected n >= 0, got ", o.n);
   check(o.min_len >= 1 && o.min_len <= o.max_len, "make_pairs: expected 1 <= min_len <= max_len, got ", o.min_len,
         " and ", o.max_len);
-  check(o.symbols >= 1 && o.symbols <= 26, "make_pairs: expected 1 to 26 symbols, got ", o.symbols);
-  if (task == Task::EnZh || task == Task::EnFr)
-    return for_each_translation_pair(task == Task::EnZh ? TargetLanguage::Chinese : TargetLanguage::French, o.n,
-                                     o.min_len, o.max_len, o.seed, each);
+  TaskOptions complete = o;
+  complete.settings = complete_settings(entry.options, o.settings, "make_pairs: the task " + task);
+  entry.generate(complete, each);
+}
+
+Registry<TaskEntry>& tasks() {
+  static Registry<TaskEntry> registry("task");
+  return registry;
+}
+
+Option symbols_option() {
+  return integer_option("symbols", 10, 1, 26, "copy, reverse, sort: the alphabet's size (the letters a, b, c, ...)");
+}
+
+namespace {
+
+// Draws dates and formats until the source length fits the range.
+void generate_dates(const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+  Generator g(o.seed);
+  for (int64_t i = 0; i < o.n; ++i)
+    for (int attempt = 0;; ++attempt) {
+      check(attempt < 1000, "make_pairs: no date format fits source lengths ", o.min_len, "..", o.max_len,
+            " (dates are 10 to 29 characters long)");
+      const int y = 1950 + static_cast<int>(g.randint(100)), m = 1 + static_cast<int>(g.randint(12));
+      const int d = 1 + static_cast<int>(g.randint(days_in_month(y, m)));
+      const std::string source = format_date(y, m, d, static_cast<int>(g.randint(date_format_count())));
+      const int64_t len = static_cast<int64_t>(split_chars(source).size());
+      if (len < o.min_len || len > o.max_len) continue;
+      each({source, printf_string("%04d-%02d-%02d", y, m, d)});
+      break;
+    }
+}
+
+// copy, reverse and sort: a random string of letters, and the same letters as they are, reversed
+// or sorted.
+void generate_letters(const TaskOptions& o, const std::function<void(const Pair&)>& each,
+                      const std::function<void(std::vector<std::string>&)>& transform) {
+  const int64_t symbols = o.settings.integer("symbols");
   Generator g(o.seed);
   for (int64_t i = 0; i < o.n; ++i) {
-    if (task == Task::Date) {
-      // Draw dates and formats until the source length fits the range.
-      for (int attempt = 0;; ++attempt) {
-        check(attempt < 1000, "make_pairs: no date format fits source lengths ", o.min_len, "..", o.max_len,
-              " (dates are 10 to 29 characters long)");
-        const int y = 1950 + static_cast<int>(g.randint(100)), m = 1 + static_cast<int>(g.randint(12));
-        const int d = 1 + static_cast<int>(g.randint(days_in_month(y, m)));
-        const std::string source = format_date(y, m, d, static_cast<int>(g.randint(date_format_count())));
-        const int64_t len = static_cast<int64_t>(split_chars(source).size());
-        if (len < o.min_len || len > o.max_len) continue;
-        each({source, printf_string("%04d-%02d-%02d", y, m, d)});
-        break;
-      }
-      continue;
-    }
     const int64_t len = o.min_len + static_cast<int64_t>(g.randint(o.max_len - o.min_len + 1));
     std::vector<std::string> tokens;
-    for (int64_t k = 0; k < len; ++k) tokens.push_back(std::string(1, static_cast<char>('a' + g.randint(o.symbols))));
+    for (int64_t k = 0; k < len; ++k) tokens.push_back(std::string(1, static_cast<char>('a' + g.randint(symbols))));
     std::vector<std::string> target = tokens;
-    if (task == Task::Reverse) std::reverse(target.begin(), target.end());
-    if (task == Task::Sort) std::sort(target.begin(), target.end());
+    transform(target);
     each({join(tokens, " "), join(target, " ")});
   }
 }
+
+}  // namespace
+
+SEQGRAD_REGISTER_TASK("copy", "the letters as they are", "space", 3, 10,
+                      [](const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+                        generate_letters(o, each, [](std::vector<std::string>&) {});
+                      },
+                      {symbols_option()})
+SEQGRAD_REGISTER_TASK("reverse", "the letters in reverse order", "space", 3, 10,
+                      [](const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+                        generate_letters(o, each, [](std::vector<std::string>& t) { std::reverse(t.begin(), t.end()); });
+                      },
+                      {symbols_option()})
+SEQGRAD_REGISTER_TASK("sort", "the letters sorted", "space", 3, 10,
+                      [](const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+                        generate_letters(o, each, [](std::vector<std::string>& t) { std::sort(t.begin(), t.end()); });
+                      },
+                      {symbols_option()})
+SEQGRAD_REGISTER_TASK("date", "a date in one of 8 formats to YYYY-MM-DD, character by character", "char", 1, 40,
+                      generate_dates)
 
 }  // namespace seqgrad::data

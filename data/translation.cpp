@@ -185,4 +185,13 @@ void for_each_translation_pair(TargetLanguage language, int64_t n, int64_t min_l
     }
 }
 
+SEQGRAD_REGISTER_TASK("en-zh", "toy English to Chinese: word order, measure words, tense", "space", 1, 20,
+                      [](const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+                        for_each_translation_pair(TargetLanguage::Chinese, o.n, o.min_len, o.max_len, o.seed, each);
+                      })
+SEQGRAD_REGISTER_TASK("en-fr", "toy English to French: agreement, adjectives after the noun, tense", "space", 1, 20,
+                      [](const TaskOptions& o, const std::function<void(const Pair&)>& each) {
+                        for_each_translation_pair(TargetLanguage::French, o.n, o.min_len, o.max_len, o.seed, each);
+                      })
+
 }  // namespace seqgrad::data

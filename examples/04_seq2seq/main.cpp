@@ -53,7 +53,7 @@ Config parse(int argc, char** argv) {
   Config c;
   c.tricks = a.text("trick") == "all" ? std::vector<std::string>{"none", "reverse", "double"}
                                       : a.choice_list("trick", {"none", "reverse", "double"});
-  c.task = a.choice("task", {"copy", "reverse", "sort", "date", "en-zh", "en-fr"});
+  c.task = a.choice("task", data::tasks().names());
   c.steps = a.on("quick") && !a.given("steps") ? 200 : a.integer("steps", 1, 1000000);
   if (a.on("quick")) c.test_pairs = 300;
   c.seeds = a.integers("seeds", 0, 4294967295);
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------------------------------------
     // Data: letter sequences of length 3-30; the target is the source reversed (or copied)
-    const data::Task task = data::parse_task(c.task);
+    const std::string& task = c.task;  // a registered task's name (data/tasks.h)
     const auto opts = data::TaskOptions().with_lengths(c.min_len, c.max_len).with_symbols(c.symbols);
     const std::vector<data::Pair> train_pairs = data::make_pairs(task, data::TaskOptions(opts).with_n(c.train_pairs).with_seed(1));
     const std::vector<data::Pair> test_pairs = data::make_pairs(task, data::TaskOptions(opts).with_n(c.test_pairs).with_seed(2));

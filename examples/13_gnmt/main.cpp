@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------------------------------------
     // Data: a toy task on 10 letters, sources of 3-12 tokens; train and test from different seeds
     const auto opts = data::TaskOptions().with_lengths(c.min_len, c.max_len).with_symbols(c.symbols);
-    const data::Task task = data::parse_task(c.task);
+    const std::string& task = c.task;  // a registered task's name (data/tasks.h)
     const auto train_pairs = data::make_pairs(task, data::TaskOptions(opts).with_n(c.train_pairs).with_seed(1));
     const auto test_pairs = data::make_pairs(task, data::TaskOptions(opts).with_n(c.test_pairs).with_seed(2));
     data::Vocab vocab;

@@ -79,6 +79,7 @@ const char* kUsage =
 int data_from_catalogs(const Args& a, std::ostream& out, std::ostream& err) {
   for (const char* flag : {"task", "n", "min-len", "max-len", "seed", "exclude"})
     check(!a.given(flag), "seqgrad data: --", flag, " is for --task; --from-catalogs reads its pairs");
+  check_task_options_unused(a, "--from-catalogs reads its pairs");
   check(a.given("lang"), "seqgrad data: --from-catalogs needs --lang (the target language: zh_CN, fr, de, ...)");
   const std::string part = a.choice("part", {"all", "train", "valid", "test"});
   const data::LocaleCatalogs c = data::read_locale_catalogs(a.text("from-catalogs"), a.text("lang"));
@@ -104,11 +105,9 @@ int data_from_catalogs(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int cmd_data(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
-  Args a("seqgrad data",
-         "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]\n"
-         "       seqgrad data --from-catalogs /usr/share/locale --lang zh_CN [--part train|valid|test]",
-         {{"task", "", "copy, reverse, sort, date, en-zh or en-fr"},
-          {"n", "1000", "number of pairs"},
+  std::vector<FlagSpec> flags = task_flags("a toy task");
+  for (const FlagSpec& f : std::vector<FlagSpec>{
+         {"n", "1000", "number of pairs"},
           {"min-len", "", "shortest source, in tokens (task default)"},
           {"max-len", "", "longest source, in tokens (task default)"},
           {"seed", "0", "random seed"},
@@ -117,14 +116,19 @@ int cmd_data(const std::vector<std::string>& words, std::ostream& out, std::ostr
                                 "English -> --lang, normalised (accelerators off, format specifiers kept as words)"},
           {"lang", "", "--from-catalogs: the target language, as the folder under it is named (zh_CN, fr, de, ...)"},
           {"part", "all", "--from-catalogs: all, or the train, valid or test part (whole programs each, by a hash of "
-                          "the program's name: about 90/5/5 of the programs)"}});
+                          "the program's name: about 90/5/5 of the programs)"}})
+    flags.push_back(f);
+  Args a("seqgrad data",
+         "seqgrad data --task TASK [--n N --min-len A --max-len B --seed S --exclude FILE]\n"
+         "       seqgrad data --from-catalogs /usr/share/locale --lang zh_CN [--part train|valid|test]",
+         std::move(flags));
   a.parse(words);
   if (a.help_requested()) return out << a.help(), 0;
   check(a.positional().empty(), "seqgrad data: unexpected argument '", a.positional().empty() ? "" : a.positional()[0], "'");
   if (a.given("from-catalogs")) return data_from_catalogs(a, out, err);
   for (const char* flag : {"lang", "part"})
     check(!a.given(flag), "seqgrad data: --", flag, " is for --from-catalogs");
-  check(a.given("task"), "seqgrad data: --task is required (one of copy, reverse, sort, date, en-zh, en-fr)");
+  check(a.given("task"), "seqgrad data: --task is required (one of ", nn::join_names(data::tasks().names(), ", "), ")");
   const int64_t n = a.integer("n", 0, 10000000);
   const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, INT64_MAX));
   if (!a.given("exclude")) {  // written as they are made: constant memory, and `| head` ends it at once

@@ -41,34 +41,10 @@ namespace seqgrad::cli {
 
 namespace {
 
-const std::vector<std::string> kTasks{"copy", "reverse", "sort", "date", "en-zh", "en-fr"};
-
-// The length range a task's sentences have when no --min-len/--max-len is given.
-std::pair<int64_t, int64_t> default_lengths(const std::string& task) {
-  if (task == "date") return {1, 40};
-  if (task == "en-zh" || task == "en-fr") return {1, 20};
-  return {3, 10};
-}
-
 }  // namespace
-
-void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::function<void(const data::Pair&)>& each) {
-  const std::string task = a.choice("task", kTasks);
-  auto [lo, hi] = default_lengths(task);
-  if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
-  if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
-  check(lo <= hi, a.program(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
-  data::for_each_pair(data::parse_task(task), data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed), each);
-}
 
 MatmulPrecision precision_flag(const Args& a) {
   return a.choice("precision", {"fp32", "bf16"}) == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;
-}
-
-std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
-  std::vector<data::Pair> pairs;
-  for_each_task_pair(a, n, seed, [&](const data::Pair& p) { pairs.push_back(p); });
-  return pairs;
 }
 
 namespace {
@@ -134,7 +110,7 @@ void refuse_options_not_taken(const Args& a, const std::vector<std::string>& fla
   for (const nn::Option& o : taken)
     if (takes.insert(o.flag_name()).second) take_list += (take_list.empty() ? "--" : ", --") + o.flag_name();
   for (const std::string& flag : flags)
-    check(!a.given(flag) || takes.count(flag) > 0, "seqgrad train: --", flag, " does not apply to ", chosen, " (it takes ",
+    check(!a.given(flag) || takes.count(flag) > 0, a.program(), ": --", flag, " does not apply to ", chosen, " (it takes ",
           take_list.empty() ? std::string("no options") : take_list, ")");
 }
 
@@ -153,11 +129,46 @@ nn::Settings component_settings(const Args& a, const Registry& registry, const c
   return given;
 }
 
+}  // namespace
+
+// ================================================================================================
+// Toy tasks (data/tasks.h), for train and data: found by name, each with its own options
+
+std::vector<FlagSpec> task_flags(const std::string& help) {
+  std::vector<FlagSpec> flags{{"task", "", help + ": " + registry_help(data::tasks())}};
+  for (const FlagSpec& f : component_flags(data::tasks())) flags.push_back(f);
+  return flags;
+}
+
+void check_task_options_unused(const Args& a, const std::string& why) {
+  for (const FlagSpec& f : component_flags(data::tasks()))
+    check(!a.given(f.name), a.program(), ": --", f.name, " is for --task; ", why);
+}
+
+void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::function<void(const data::Pair&)>& each) {
+  const std::string task = a.choice("task", data::tasks().names());
+  const data::TaskEntry& entry = data::tasks().get(task);
+  int64_t lo = entry.min_len, hi = entry.max_len;  // the task's own range, unless asked for another
+  if (a.given("min-len")) lo = a.integer("min-len", 1, 1000);
+  if (a.given("max-len")) hi = a.integer("max-len", 1, 1000);
+  check(lo <= hi, a.program(), ": --min-len (", lo, ") is larger than --max-len (", hi, ")");
+  data::TaskOptions options = data::TaskOptions().with_n(n).with_lengths(lo, hi).with_seed(seed);
+  options.settings = component_settings(a, data::tasks(), "task", task);
+  data::for_each_pair(task, options, each);
+}
+
+std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed) {
+  std::vector<data::Pair> pairs;
+  for_each_task_pair(a, n, seed, [&](const data::Pair& p) { pairs.push_back(p); });
+  return pairs;
+}
+
+namespace {
+
 // The tool's own flags; train_flags() adds the model options after --arch, the optimizer's after --optimizer.
 std::vector<FlagSpec> train_tool_flags() {
   return std::vector<FlagSpec>(
-         {{"task", "", "train on a toy task: copy, reverse, sort, date, en-zh, en-fr"},
-          {"train", "", "train on a TSV file of source<TAB>target lines"},
+         {{"train", "", "train on a TSV file of source<TAB>target lines"},
           {"valid", "", "validate on this TSV file (default: 10% held out from the training data)"},
           {"n", "5000", "pairs to generate for --task"},
           {"min-len", "", "shortest generated source (task default)"},
@@ -195,8 +206,9 @@ std::vector<FlagSpec> train_tool_flags() {
                             "on --threads; give --threads R or more)"},
           {"precision", "fp32", "fp32, or bf16: matrix products take bfloat16 inputs and sum in float32 (mixed "
                                 "precision; weights, optimizer state, the loss and checkpoints stay float32)"},
-          {"src-tokens", "", "space, char or bpe (subwords learned from the training data; default: char for date, else space)"},
-          {"tgt-tokens", "", "space, char or bpe (default: char for date, else space)"},
+          {"src-tokens", "", "space, char or bpe (subwords learned from the training data; default: the task's, char for "
+                            "date, else space)"},
+          {"tgt-tokens", "", "space, char or bpe (default: the task's)"},
           {"bpe-merges", std::to_string(data::kDefaultBpeMerges), "merges (subwords beyond the characters) each bpe side "
                                                                  "learns, fewer once no pair of pieces occurs twice; the default suits "
                                                                  "10k to 1M pairs (a few thousand do best on 10k, millions use 30k+)"},
@@ -211,7 +223,8 @@ std::vector<FlagSpec> train_tool_flags() {
 }
 
 Args train_flags() {
-  std::vector<FlagSpec> flags = train_tool_flags();
+  std::vector<FlagSpec> flags = task_flags("train on a toy task");
+  for (const FlagSpec& f : train_tool_flags()) flags.push_back(f);
   // Each component's options after the flag that chooses it: --dim after --arch, --weight-decay
   // after --optimizer.
   auto insert_after = [&](const char* name, const std::vector<FlagSpec>& options) {
@@ -371,9 +384,10 @@ void configure_model(Settings& s) {
   for (const nn::Option& o : model_flags()) flags.push_back(o.flag_name());
   refuse_options_not_taken(a, flags, taken, cat("--arch ", c.model, " as configured"));
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
-  const bool date = a.text("task") == "date";
-  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : (date ? "char" : "space");
-  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : (date ? "char" : "space");
+  // A task says how its text splits (the date task's by character); a corpus splits on spaces.
+  const std::string tokens = a.given("task") ? data::tasks().get(a.choice("task", data::tasks().names())).tokens : "space";
+  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : tokens;
+  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : tokens;
   // Options that each pass their own check may still make no model together (--attention dot
   // with --bidirectional: queries of --hidden, keys of 2 x --hidden). Built once now, on a
   // vocabulary of the special tokens and one word, so that the flags are refused before any data is read.
@@ -465,6 +479,7 @@ Settings configure(const Args& given) {
   check(!a.given("bpe-merges") || s.config.src_tokens == "bpe" || s.config.tgt_tokens == "bpe",
         "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
   if (a.given("max-len")) a.integer("max-len", 1, a.given("task") ? 1000 : 1000000);  // checked before any data is read
+  if (!a.given("task")) check_task_options_unused(a, "--train reads its pairs");
   configure_training(s);
   s.out_path = a.text("out");
   check_outputs(s);

@@ -21,6 +21,11 @@ namespace seqgrad::cli {
 // --max-len from `a`; the task's own length range where not given).
 // The same pairs one at a time, for more than fit in memory (seqgrad data).
 void for_each_task_pair(const Args& a, int64_t n, uint64_t seed, const std::function<void(const data::Pair&)>& each);
+// The flags that choose a task: --task (its help: `help`, then every registered task's) and each
+// task's own options (--symbols), which for_each_task_pair reads and refuses for another task.
+std::vector<FlagSpec> task_flags(const std::string& help);
+// A task's option given where no --task is (a corpus, the catalogs) is refused, saying `why`.
+void check_task_options_unused(const Args& a, const std::string& why);
 std::vector<data::Pair> task_pairs(const Args& a, int64_t n, uint64_t seed);
 
 // "runs/m.safetensors" -> "runs/m.training.svg": where train draws its loss curves.

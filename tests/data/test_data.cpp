@@ -53,8 +53,20 @@ TEST_CASE("toy tasks: deterministic, correct targets, lengths in range") {
   std::vector<std::string> t = split_whitespace(sorted.target);
   CHECK(std::is_sorted(t.begin(), t.end()));
   CHECK(make_pairs(Task::Copy, o)[3].source == make_pairs(Task::Copy, o)[3].target);
-  CHECK_THROWS_WITH_AS(parse_task("translate"), "task: expected one of copy, reverse, sort, date, en-zh, en-fr, got 'translate'",
+  const std::string unknown = "expected a task named " + join_names(tasks().names()) + ", got 'translate'";
+  CHECK_THROWS_WITH_AS(make_pairs("translate", o), unknown.c_str(), std::invalid_argument);
+  // A task's own options are checked: copy takes symbols (1 to 26), the date task none.
+  CHECK_THROWS_WITH_AS(make_pairs(Task::Copy, TaskOptions().with_symbols(27)),
+                       "make_pairs: the task copy's symbols must be a whole number from 1 to 26, got 27", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_pairs(Task::Date, TaskOptions().with_symbols(5)), "make_pairs: the task date takes no option 'symbols'",
                        std::invalid_argument);
+  // The alphabet: 5 symbols are the letters a to e.
+  for (const Pair& p : rev)
+    for (const std::string& token : split_whitespace(p.source)) CHECK((token >= "a" && token <= "e"));
+  // The library's own tasks, each with its tokens and default lengths.
+  for (const char* name : {"copy", "reverse", "sort", "date", "en-zh", "en-fr"}) CHECK(tasks().contains(name));
+  CHECK(tasks().get("date").tokens == "char");
+  CHECK(tasks().get("reverse").tokens == "space");
 }
 
 TEST_CASE("date task: every format of one date, all normalised to ISO") {

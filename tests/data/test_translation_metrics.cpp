@@ -12,7 +12,7 @@ using namespace seqgrad::data;
 
 namespace {
 // The first generated pair whose English side satisfies `want`.
-Pair find(Task task, const std::function<bool(const std::string&)>& want) {
+Pair find(const std::string& task, const std::function<bool(const std::string&)>& want) {
   for (const Pair& p : make_pairs(task, TaskOptions().with_n(3000).with_lengths(1, 20).with_seed(5)))
     if (want(p.source)) return p;
   FAIL("no such sentence");

@@ -18,12 +18,12 @@ trap 'rm -rf "$W"' EXIT INT TERM
 failures=0
 fail() { echo "coursework: $*" >&2; failures=$((failures + 1)); }
 
-make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp" "$SEQ" >"$W/make.log" 2>&1 ||
+make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp" "$SEQ" >"$W/make.log" 2>&1 ||
   { cat "$W/make.log" >&2; echo "coursework: building the tool with the coursework failed" >&2; exit 1; }
 
 # --help lists them: the score, the cell's two models, the score's own option.
 "$SEQ" train --help >"$W/help" 2>&1 || fail "seqgrad train --help failed"
-for word in "distance" "mgu, mgu-attn" "--temperature" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma"; do
+for word in "distance" "mgu, mgu-attn" "--temperature" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" "addition:" "--digits"; do
   grep -q -- "$word" "$W/help" || fail "seqgrad train --help does not list '$word'"
 done
 
@@ -47,6 +47,14 @@ lr=0.002  # (Lion's sign steps want a rate several times below Adam's)
 learns lion --arch gru-attn --optimizer lion --lion-beta2 0.98
 lr=0.01
 learns step --arch gru-attn --schedule step --step-size 100 --gamma 0.5
+
+# The task generates what it says (each target the sum of its source), at most --digits digits.
+"$SEQ" data --task addition --n 200 --digits 2 --seed 3 >"$W/add.tsv" 2>&1 || fail "seqgrad data --task addition failed"
+awk -F'\t' '{ split($1, ab, "+"); if (ab[1] + ab[2] != $2 || length(ab[1]) > 2 || length(ab[2]) > 2) bad++ }
+  END { exit !(NR == 200 && bad == 0) }' "$W/add.tsv" || fail "seqgrad data --task addition: wrong pairs: $(head -3 "$W/add.tsv")"
+"$SEQ" train --task addition --digits 2 --n 500 --arch gru-attn --hidden 32 --dim 16 --layers 1 --epochs 1 --threads 1 \
+  --out "$W/add.safetensors" >"$W/add.out" 2>&1 || fail "training on the addition task failed: $(tail -1 "$W/add.out")"
+"$SEQ" translate --model "$W/add.safetensors" "12+34" >/dev/null 2>&1 || fail "translating with the addition model failed"
 
 # The optimizer's and the schedule's options are kept in the resume file (the run's flags).
 "$SEQ" train --task reverse --n 2000 --arch gru --hidden 16 --dim 8 --layers 1 --epochs 3 --batch 32 --threads 1 \
@@ -72,6 +80,7 @@ refused() {  # FLAG-MESSAGE ARGS...
 refused "--temperature does not apply to --arch lstm-attn" --arch lstm-attn --temperature 2
 refused "--lion-beta2 does not apply to --optimizer adam" --lion-beta2 0.9
 refused "--gamma does not apply to --schedule warmup" --gamma 0.5
+refused "--digits does not apply to --task reverse" --digits 2
 # The library's own tool knows neither, and says so.
 if [ -x "$BUILD/seqgrad" ]; then
   "$BUILD/seqgrad" translate --model "$W/mgu.safetensors" "a b c" >/dev/null 2>"$W/err" &&

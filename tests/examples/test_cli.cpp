@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "data/tasks.h"
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
 #include "io/safetensors.h"
@@ -38,7 +39,13 @@ TEST_CASE("seqgrad: bad commands and flags give one line on stderr and exit code
   CHECK(error_of({"data", "--task", "copy", "--n", "ten"}) ==
         "error: seqgrad data: --n expects a whole number from 0 to 10000000, got 'ten'\n");
   CHECK(error_of({"data", "--task", "poetry"}) ==
-        "error: seqgrad data: --task expects one of copy, reverse, sort, date, en-zh, en-fr, got 'poetry'\n");
+        "error: seqgrad data: --task expects one of " + nn::join_names(data::tasks().names(), ", ") + ", got 'poetry'\n");
+  CHECK(error_of({"data", "--task", "date", "--symbols", "5"}) ==
+        "error: seqgrad data: --symbols does not apply to --task date (it takes no options)\n");
+  CHECK(error_of({"data", "--task", "copy", "--symbols", "27"}) ==
+        "error: seqgrad data: --symbols expects a whole number from 1 to 26, got '27'\n");
+  CHECK(error_of({"train", "--train", "x.tsv", "--symbols", "5", "--out", "m"}) ==
+        "error: seqgrad train: --symbols is for --task; --train reads its pairs\n");
   CHECK(error_of({"data", "--task"}) == "error: seqgrad data: --task needs a value\n");
   CHECK(error_of({"train", "--task", "copy"}) == "error: seqgrad train: --out MODEL.safetensors is required\n");
   CHECK(error_of({"train", "--task", "copy", "--train", "x.tsv", "--out", "m"}) ==

@@ -1,6 +1,6 @@
 // tests/examples/test_every_component.cpp - the checks every registered component gets, whoever
-// wrote it: each model kind, attention score, positional encoding, optimizer and schedule that
-// is linked in (a student's too: make test EXTRA="my_score.cpp") is listed by `seqgrad train
+// wrote it: each model kind, attention score, positional encoding, optimizer, schedule and task
+// that is linked in (a student's too: make test EXTRA="my_score.cpp") is listed by `seqgrad train
 // --help` with its options, trains for an epoch through the tool, saves a checkpoint that loads
 // and saves again byte for byte, and has its options refused where they do not apply. No list of
 // names is written here: the registries are asked. (Every kind's loss, with every score and
@@ -13,6 +13,7 @@
 
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
+#include "data/tasks.h"
 #include "nn/attention/attention.h"
 #include "nn/decoding/model_kind.h"
 #include "nn/optim/schedule.h"
@@ -112,6 +113,7 @@ TEST_CASE("every component: --help lists it and each of its options") {
   for (const std::string& name : nn::positional_encodings().names()) names.push_back(name);
   add(nn::optimizers());
   add(nn::schedules());
+  add(data::tasks());
   for (const std::string& name : names) {
     CAPTURE(name);
     CHECK(help.find(name) != std::string::npos);
@@ -149,10 +151,22 @@ TEST_CASE("every component: each attention score, positional encoding, optimizer
   }
 }
 
+TEST_CASE("every component: each task generates pairs through seqgrad data, the same for the same seed") {
+  for (const std::string& task : data::tasks().names()) {
+    CAPTURE(task);
+    const Result r = run({"data", "--task", task, "--n", "5", "--seed", "4"});
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 5);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\t') == 5);
+    CHECK(run({"data", "--task", task, "--n", "5", "--seed", "4"}).out == r.out);
+  }
+}
+
 TEST_CASE("every component: an option is refused with a component that does not take it") {
   const std::vector<std::string> base{"--task", "copy", "--out", "build/x.safetensors"};
   options_refused_elsewhere(nn::optimizers(), "optimizer", base);
   options_refused_elsewhere(nn::schedules(), "schedule", base);
+  options_refused_elsewhere(data::tasks(), "task", {"--out", "build/x.safetensors"});
   std::vector<std::string> attn = base;
   attn.insert(attn.end(), {"--arch", "lstm-attn"});
   options_refused_elsewhere(nn::scores(), "attention", attn);

@@ -1,9 +1,9 @@
-// nn/core/registry.cpp - options, their values, and the name lists of registry.h.
-#include "nn/core/registry.h"
+// io/registry.cpp - options, their values, and the name lists of registry.h.
+#include "io/registry.h"
 
 #include <cmath>
 
-namespace seqgrad::nn {
+namespace seqgrad {
 
 std::vector<std::string>& registration_problems() {
   static std::vector<std::string> problems;  // (a function's static: ready whichever file registers first)
@@ -157,4 +157,4 @@ Settings complete_settings(const std::vector<Option>& options, const Settings& g
   return complete;
 }
 
-}  // namespace seqgrad::nn
+}  // namespace seqgrad
