@@ -256,9 +256,11 @@ inline void zero_fill(real* p, int64_t n) {
 }
 
 // out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
-// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
+// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are). Never inlined: it
+// is long and called from many places, and inlined into gemm's tiny path it made the short
+// products that go through it slower (docs/matmul.md, section 10).
 // [docs:pack_block]
-void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
+[[gnu::noinline]] void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
                 int64_t cs, real* out) {
   if (cs == 1) {  // same way round: copy row by row
     for (int64_t r = 0; r < R; ++r) {
@@ -446,10 +448,13 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 // `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
 // (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
 // panel (ldb = NR) or, on the small-matrix path, NR columns of B read in place (ldb = N).
-// Only the top-left m x n corner of the tile is written: that is how the edges of C are handled. For the same reason rows past m, which may lie past the end of
-// A, are never read: the kernel reads row m - 1 again in their place.
+// Only the top-left m x n corner of the tile is written: that is how the edges of C are
+// handled. For the same reason rows past m, which may lie past the end of A, are never read:
+// the kernel reads row m - 1 again in their place.
+// It is always inlined into macro_kernel, so that the loops over panels and slivers and the
+// kernel compile as one function, whatever the size of the functions around them.
 template <bool kPackedB, bool kKMajorA>
-void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
+[[gnu::always_inline]] inline void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
                   const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n,
                   const real* pf, int64_t pf_lines) {
   const int64_t b_step = kPackedB ? NR : ldb;
@@ -938,8 +943,9 @@ struct Product {
 };
 
 // Everything gemm decides about one product before it computes anything. Every field depends on
-// the shapes, the flags and the thread count alone, never on which thread runs what: the bits of
-// C depend on none of it but kc_max (see "Determinism" above).
+// the shapes, the flags and the threads available alone (the pool's size, or 1 inside a parallel
+// region), never on which thread runs what: the bits of C depend on none of it but kc_max (see
+// "Determinism" above).
 struct GemmPlan {
   // The K blocks and the panels.
   int64_t kc_max;    // the depth of a K block: K cut into equal blocks of at most KC. Depends on K
