@@ -260,7 +260,8 @@ inline void zero_fill(real* p, int64_t n) {
 // is long and called from many places, and inlined into gemm's tiny path it made the short
 // products that go through it slower (docs/matmul.md, section 10).
 // [docs:pack_block]
-[[gnu::noinline]] void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
+[[gnu::noinline]]
+void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
                 int64_t cs, real* out) {
   if (cs == 1) {  // same way round: copy row by row
     for (int64_t r = 0; r < R; ++r) {
