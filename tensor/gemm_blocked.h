@@ -26,8 +26,10 @@
 //   SEQGRAD_GEMM_PREFETCH_IN_KERNEL  1 to fetch the next B panel from inside the micro-kernel's
 //                              loop (kPrefetchInKernel); 0 if not defined
 // Everything else (packing, the tiny products, the driver) is the same code in every copy.
-// Read first: gemm_reference() in matmul.cpp, the definition this file must agree with.
-// The chapter docs/matmul.md explains the design and shows the measurements.
+// Read first: gemm_reference() in matmul.cpp, the definition this file must agree with, and
+// gemm_blocked_reference() in tensor/gemm_reference.h, the same blocking in plain loops, whose
+// bits this file gives. The chapter docs/matmul.md explains the design and shows the
+// measurements behind each constant (section 10).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -128,11 +130,10 @@ constexpr bool kAKMajor = SEQGRAD_GEMM_A_KMAJOR;
 // Where the next B panel is fetched from (macro_kernel): while one panel is in use, each sliver
 // of the block fetches a slice of the next. Issued all at once before the micro-kernel, the
 // slice's fetches (about 30 lines of the AVX-512 copy's 32 KB panel at n = 2048) queue behind
-// each other and hold up the loop: `perf` put 7% of n = 2048's time on one thread on them.
-// Spread through the kernel's loop, one line every 8 steps, n = 512 to 2048 ran 2 to 5% faster
-// on one thread and 5% on two. The 256-bit copy keeps fetching all at once: its slices are a
-// third as long (about 11 lines), and forced on the same core it ran no faster with the loop
-// (0 to 4% slower); the AVX2 cores it is for were not measured (docs/matmul.md, section 8).
+// each other and hold up the loop; spread through the kernel's loop, one line every 8 steps,
+// they do not. The 256-bit copy keeps fetching all at once: its slices are a third as long
+// (about 11 lines), and spreading them gained nothing where that was tried (docs/matmul.md,
+// sections 8 and 10).
 constexpr bool kPrefetchInKernel = SEQGRAD_GEMM_PREFETCH_IN_KERNEL;
 constexpr int64_t MC = 144 / MR * MR;                // rows of an A block (a multiple of MR)
 static_assert(NR % VL == 0, "a panel's rows are whole 256-bit vectors");
@@ -149,8 +150,8 @@ constexpr int64_t kLine = 64 / sizeof(real);         // reals per cache line
 #pragma GCC diagnostic ignored "-Wpsabi"
 // acc + x * b, rounded once (a fused multiply-add) where the machine has one. Every kernel
 // below adds its products through this, so that they all round alike: left to itself the
-// compiler fuses `acc += x * b` in some loops and not in others, and a row of C then got other
-// bits from the single-row kernel than from the tiles. V is vec or kvec.
+// compiler fuses `acc += x * b` in some loops and not in others, and a row of C would then get
+// other bits from the single-row kernel than from the tiles. V is vec or kvec.
 template <class V>
 inline V madd(V acc, V x, V b) {
   constexpr bool f32 = sizeof(real) == 4;
@@ -255,8 +256,11 @@ inline void zero_fill(real* p, int64_t n) {
 }
 
 // out (R, C) row-major = x(r, c) = src[r * rs + c * cs] for r < rows, c < cols, zero elsewhere.
-// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are).
+// Either cs == 1 (the rows of x are contiguous) or rs == 1 (its columns are). Never inlined: it
+// is long and called from many places, and inlined into gemm's tiny path it made the short
+// products that go through it slower (docs/matmul.md, section 10).
 // [docs:pack_block]
+[[gnu::noinline]]
 void pack_block(int64_t rows, int64_t cols, int64_t R, int64_t C, const real* src, int64_t rs,
                 int64_t cs, real* out) {
   if (cs == 1) {  // same way round: copy row by row
@@ -382,37 +386,15 @@ void pack_b_panel(int64_t N, int64_t kc, const Operand& b, int64_t k0, int64_t j
 //
 //   acc (MR, NR) = sum over k < kc of  a[i * lda + k] * b[k * ldb + j]     (a k-major: a[k * MR + i])
 //   C[i][j] = acc[i][j]   (first K block)   or   C[i][j] = from[i][j] + acc[i][j]   (`from` not null)
-// `from` is C itself in later K blocks; in the first it is the addend's tile when gemm was given
-// an addend (C = addend + acc, written in one pass, without first copying the addend into C),
-// else C when gemm accumulates (C += acc), else null. Both have C's row stride.
-//
-// `pf`, if not null, is the start of pf_lines cache lines (of the next B panel) to bring into
-// cache while the kernel runs (kPrefetchInKernel): one line before every 8 steps of k; if there
-// are more lines than groups of 8 steps, the ones over are fetched first, all at once.
-// `bias`, if not null, is where the sums start: NR values added to every row of the tile.
-// `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
-// (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
-// panel (ldb = NR) or, on the small-matrix path, NR columns of B read in place (ldb = N). Only the top-left m x n corner of the tile is written: that is how
-// the edges of C are handled. For the same reason rows past m, which may lie past the end of
-// A, are never read: the kernel reads row m - 1 again in their place.
+// in three parts: fetch_c_tile starts bringing the tile of C into cache, the loop over k sums the
+// tile in registers, store_tile writes it out.
 
-template <bool kPackedB, bool kKMajorA>
-void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
-                  const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n,
-                  const real* pf, int64_t pf_lines) {
-  const int64_t b_step = kPackedB ? NR : ldb;
-  // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
-  kvec start[NV];
-#pragma GCC unroll 4
-  for (int64_t v = 0; v < NV; ++v) start[v] = bias ? *as_kvec(bias + v * KVL) : kvec{};
-  kvec acc[MR][NV];
-#pragma GCC unroll 8
-  for (int64_t i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
-  // Start fetching the C tile (and what it is added to) now; it is needed only after the loop.
-  // Rows past m, which may lie past the end of C, fetch row m - 1 again; a full tile, the usual
-  // case, is written out on its own, so that its addresses take no minimum.
+// Start fetching the C tile (and the tile it is added to, `from`, when that is not C) into
+// cache; it is needed only after the kernel's loop. Rows past m, which may lie past the end of
+// C, fetch row m - 1 again; a full tile, the usual case, is written out on its own, so that its
+// addresses take no minimum. (Force-inlined, as store_tile below: the micro-kernel is one
+// function to the compiler, its tile in registers throughout.)
+[[gnu::always_inline]] inline void fetch_c_tile(const real* c, const real* from, int64_t ldc, int64_t m) {
   const real* other = from && from != c ? from : nullptr;
   auto fetch_row = [&](int64_t r) {
     __builtin_prefetch(c + r * ldc, 1);
@@ -427,6 +409,66 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
     for (int64_t i = 0; i < MR; ++i) fetch_row(i);
   else
     for (int64_t i = 0; i < MR; ++i) fetch_row(std::min(i, m - 1));
+}
+
+// The tile's top-left m x n corner written to C: acc, or from + acc. A full tile goes out in
+// whole vectors; an edge tile through a buffer, element by element.
+[[gnu::always_inline]] inline void store_tile(const kvec (&acc)[MR][NV], real* c, const real* from, int64_t ldc,
+                                              int64_t m, int64_t n) {
+  if (m == MR && n == NR) {
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) {
+      real* ci = c + i * ldc;
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) {
+        if (from)
+          *as_kvec(ci + v * KVL) = *as_kvec(from + i * ldc + v * KVL) + acc[i][v];
+        else
+          *as_kvec(ci + v * KVL) = acc[i][v];
+      }
+    }
+  } else {
+    alignas(64) real tile[MR][NR];
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) *as_kvec(tile[i] + v * KVL) = acc[i][v];
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = from ? from[i * ldc + j] + tile[i][j] : tile[i][j];
+  }
+}
+
+// `from` is C itself in later K blocks; in the first it is the addend's tile when gemm was given
+// an addend (C = addend + acc, written in one pass, without first copying the addend into C),
+// else C when gemm accumulates (C += acc), else null. Both have C's row stride.
+//
+// `pf`, if not null, is the start of pf_lines cache lines (of the next B panel) to bring into
+// cache while the kernel runs (kPrefetchInKernel): one line before every 8 steps of k; if there
+// are more lines than groups of 8 steps, the ones over are fetched first, all at once.
+// `bias`, if not null, is where the sums start: NR values added to every row of the tile.
+// `a` is a sliver: MR rows lda apart, from the packed block (lda = kc) or from A itself
+// (lda = K); or, packed k-major (kKMajorA), kc columns of MR (lda unused). `b` is a packed
+// panel (ldb = NR) or, on the small-matrix path, NR columns of B read in place (ldb = N).
+// Only the top-left m x n corner of the tile is written: that is how the edges of C are
+// handled. For the same reason rows past m, which may lie past the end of A, are never read:
+// the kernel reads row m - 1 again in their place.
+// It is always inlined into macro_kernel, so that the loops over panels and slivers and the
+// kernel compile as one function, whatever the size of the functions around them.
+template <bool kPackedB, bool kKMajorA>
+[[gnu::always_inline]] inline void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real* __restrict b, int64_t ldb,
+                  const real* bias, real* c, const real* from, int64_t ldc, int64_t m, int64_t n,
+                  const real* pf, int64_t pf_lines) {
+  const int64_t b_step = kPackedB ? NR : ldb;
+  // The sums start from 0, or from the bias row (NR values, zero-padded) in the first K block.
+  kvec start[NV];
+#pragma GCC unroll 4
+  for (int64_t v = 0; v < NV; ++v) start[v] = bias ? *as_kvec(bias + v * KVL) : kvec{};
+  kvec acc[MR][NV];
+#pragma GCC unroll 8
+  for (int64_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v) acc[i][v] = start[v];
+  fetch_c_tile(c, from, ldc, m);
   // [docs:micro_kernel_loop]
   const real* a_row[MR];  // the sliver's rows; past row m, repeats of its last (never stored)
   if (m == MR)  // (the usual full tile, written out: no minimum to take for its row pointers)
@@ -462,27 +504,7 @@ void micro_kernel(int64_t kc, const real* __restrict a, int64_t lda, const real*
 #pragma GCC unroll 4
   for (; k < kc; ++k) step(k);
   // [docs:end]
-  if (m == MR && n == NR) {
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < MR; ++i) {
-      real* ci = c + i * ldc;
-#pragma GCC unroll 4
-      for (int64_t v = 0; v < NV; ++v) {
-        if (from)
-          *as_kvec(ci + v * KVL) = *as_kvec(from + i * ldc + v * KVL) + acc[i][v];
-        else
-          *as_kvec(ci + v * KVL) = acc[i][v];
-      }
-    }
-  } else {
-    alignas(64) real tile[MR][NR];
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-      for (int64_t v = 0; v < NV; ++v) *as_kvec(tile[i] + v * KVL) = acc[i][v];
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = from ? from[i * ldc + j] + tile[i][j] : tile[i][j];
-  }
+  store_tile(acc, c, from, ldc, m, n);
 }
 
 // ================================================================================================
@@ -597,7 +619,7 @@ void macro_kernel(int64_t mc, int64_t kc, int64_t k0, const real* a_block, int64
 }
 
 // ================================================================================================
-// The driver
+// Two helpers of the driver
 
 // f(0, 1), f(1, 2), ... f(n - 1, n) spread over the threads, through the thread pool's plain
 // function form of parallel_for: this file builds no std::function (see thread_pool.h).
@@ -856,11 +878,9 @@ constexpr int64_t kParallelPackReals = 1 << 15;
 // copy costs a core more than its half of the packing: the panels the other core packed come
 // from that core's cache, and the next product's packing, into the same buffer, takes each line
 // back. Its own copy the core packs and reads in its own cache, and holds only there, from one
-// product to the next. Past half a core's L2 the second copy's packing costs more than that.
-// On the AVX-512 machine (2 MB of L2), 2 threads, the same product over and over: n = 256 14%
-// faster, n = 512 6%, (1280, 128) x (128, 512) 5%; n = 1024 (B 4 MB) no faster, (1280, 128) x
-// (128, 8000) 3% slower. In a training step, between other work, it gains about 1%. The 256-bit
-// copy's limit is half of a 512 KB L2, by the same reckoning (docs/matmul.md, section 6).
+// product to the next. Past half a core's L2 the second copy's packing costs more than that:
+// hence 1 MB in the AVX-512 copy (2 MB of L2), and half of a 512 KB L2 in the 256-bit copy
+// (docs/matmul.md, sections 6 and 10).
 #ifndef SEQGRAD_GEMM_OWN_B_BYTES
 #define SEQGRAD_GEMM_OWN_B_BYTES (1 << 18)
 #endif
@@ -871,8 +891,8 @@ constexpr int64_t kOwnBReals = SEQGRAD_GEMM_OWN_B_BYTES / sizeof(real);
 // reals (512 KB of floats) is swept in column chunks of at most this many (256 KB), every K
 // block for one chunk before the next (step 3). At n = 2048 on one thread a row block of C is
 // 144 x 2048 floats (the AVX-512 copy), 1.2 MB, which the 2 MB of B panels of each K block
-// pushed out of L2 every time. (Blocks just over 256 KB gained nothing from chunks, and a
-// Transformer's weight gradient of 132 x 512 floats lost 2%: hence the margin.)
+// would push out of L2 every time. Blocks just over 256 KB stay in L2 anyway, and cutting them
+// only costs: hence the margin of twice (docs/matmul.md, section 10).
 constexpr int64_t kCBlockReals = 1 << 16;
 // A chunked task keeps its packed A rows for every K block (mb x K reals) only up to this many
 // (4 MB of floats; 144 x 2048 is 295 K): the buffer stays with the thread (Scratch), and a
@@ -883,12 +903,11 @@ constexpr int64_t kWholeAReals = 1 << 20;
 // Small matrices read B in place instead of packing it. Packing B is one pass over K x N
 // values, which pays for itself only when each panel is then used by enough slivers of A; up
 // to kInPlaceSlivers slivers reading B directly is faster: 4 (M <= 24) in the 256-bit copy,
-// measured on an AVX2 core with a 32 KB L1 and a 512 KB L2; 8 (M <= 64) in the AVX-512 copy,
-// measured on a core with a 48 KB L1 and a 2 MB L2, where an RNN step's (64, 128) @ (128, 512)
-// ran 10 to 17% faster in place. Except when a row of B is a multiple of 4 KB: then the rows of
-// a panel all map to the same few cache sets, evict each other, and only the single-sliver case
-// (M <= MR) still wins. Transposed B is always packed. (Measured on (M, 256) @ (256, N) for
-// M = 6 .. 64 and N = 512, 1024, and on (M, K) @ (K, 512) for M = 40 .. 144; docs/matmul.md.)
+// for cores with a 32 KB L1 and a 512 KB L2; 8 (M <= 64) in the AVX-512 copy, for cores with a
+// 48 KB L1 and a 2 MB L2 (an RNN step's (64, 128) @ (128, 512) is then read in place). Except
+// when a row of B is a multiple of 4 KB: then the rows of a panel all map to the same few cache
+// sets, evict each other, and only the single-sliver case (M <= MR) still wins. Transposed B is
+// always packed. (The measurements: docs/matmul.md, sections 5 and 10.)
 #ifndef SEQGRAD_GEMM_B_IN_PLACE_SLIVERS
 #define SEQGRAD_GEMM_B_IN_PLACE_SLIVERS 4
 #endif
@@ -898,6 +917,318 @@ bool read_b_in_place(int64_t M, int64_t N, bool trans_b) {
   if (M <= MR) return true;
   const bool aliased_rows = (N * static_cast<int64_t>(sizeof(real))) % 4096 == 0;
   return M <= kInPlaceSlivers * MR && !aliased_rows;
+}
+
+// ================================================================================================
+// The driver: plan, pack, run
+//
+// gemm() below does a product in three stages, each a few named functions:
+//   plan   plan_gemm: every decision, from the shapes, the flags and the thread count alone,
+//          into a GemmPlan (what it decided, and why, is written beside each field)
+//   pack   pack_shared: the B panels and A slivers that tasks share, packed before any task runs
+//          (step 2 of the comments below; step 1 is cutting C into tasks, part of the plan)
+//   run    run_tasks: the tasks shared out between the threads, each a block of C through the
+//          macro-kernel (step 3)
+// Nothing after the plan decides anything: the stages only do what the plan says. Tiny products
+// (kTinyMacs) and empty sums (K = 0) never get a plan: gemm hands them to gemm_tiny, or fills C.
+
+// What gemm was asked: C (M, N) (+)= op(A) (M, K) op(B) (K, N) (+ bias).
+struct Product {
+  int64_t M, N, K;
+  const real* A;         // A as stored (read in place when the plan says so)
+  Operand a, b;          // op(A) and op(B) as strides into A and B
+  real* C;
+  const real* bias;      // N values added to every row, or null
+  const real* first_from;  // what the first K block adds to: the addend, or C when accumulating, or null
+  const real* packed_b;  // op(B) packed by pack_b beforehand, or null
+};
+
+// Everything gemm decides about one product before it computes anything. Every field depends on
+// the shapes, the flags and the threads available alone (the pool's size, or 1 inside a parallel
+// region), never on which thread runs what: the bits of C depend on none of it but kc_max (see
+// "Determinism" above).
+struct GemmPlan {
+  // The K blocks and the panels.
+  int64_t kc_max;    // the depth of a K block: K cut into equal blocks of at most KC. Depends on K
+                     // alone, so that the order of every sum does (determinism)
+  int64_t n_panels;  // panels of NR columns across N, the last one maybe ragged
+  // The threads (plan_threads).
+  bool parallel;     // shared out between threads: enough work to pay for handing it out
+  int64_t threads;   // threads taking part: the pool's size if parallel, else 1
+  // Step 1, the tasks: C cut into row blocks of whole slivers by column blocks of whole panels.
+  bool tasks_pack_b;         // a short C (at most MC rows) cut into column blocks only, each task
+                             // packing its own B panels, in the cache of the core that reads them
+  int64_t slivers;           // MR-row slivers of C
+  int64_t row_tasks;         // row blocks; row block r is slivers [r S / R, (r + 1) S / R)
+  int64_t mb;                // rows of the biggest row block (its packed A block's height)
+  int64_t col_tasks;         // column blocks asked for
+  int64_t panels_per_task;   // panels in a column block
+  int64_t n_tasks;           // row blocks x column blocks
+  // Step 2, packing: where op(B) and op(A) are read from, and what is packed before the tasks.
+  bool b_in_place;       // full panels read from B itself (read_b_in_place: a small M)
+  int64_t first_packed;  // the first panel to pack: n_panels if B came packed, past the full
+                         // panels if B is read in place (only a ragged last one is packed), else 0
+  bool b_per_thread;     // a small B: each thread packs its own copy at its first task (kOwnBReals)
+  int64_t b_items;       // panels packed in step 2, by the threads together
+  bool a_in_place;       // A's rows read where they are: a stored (M, K) A, unless its rows are a
+                         // multiple of 4 KiB apart (they would then all fall in one set of the L1)
+  bool share_a;          // op(A) packed once in step 2 and shared: several column blocks would
+                         // otherwise each pack the same A block
+  int64_t padded_m;      // M rounded up to MR: the width of a K block of the shared A
+  int64_t a_items;       // A slivers packed in step 2
+  // Step 3, running a task.
+  bool chunked;       // a big block of C (over 2 kCBlockReals) with several K blocks is swept in
+                      // column chunks, every K block for one chunk before the next, so that the
+                      // chunk stays in L2 while the panels stream past
+  int64_t chunk;      // panels per column chunk (all of the task's when not chunked)
+  bool a_whole;       // a chunked task packs its A rows once for every K block (up to kWholeAReals)
+                      // instead of once per chunk
+  int64_t a_stride;   // from one K block's packed A rows to the next, whole cache lines
+  bool shared_out;    // the tasks run on several threads
+  int64_t parts;      // runs of consecutive tasks, one per thread taking part
+
+  // The first row of row block r (r = row_tasks: M).
+  int64_t row_start(int64_t r, int64_t M) const { return std::min(M, r * slivers / row_tasks * MR); }
+};
+
+// Whether the product is shared out between threads. When it is big enough to pay for the
+// handing out (kParallelMacs); and, when C has too few panels to give each thread two of its own
+// (so that the threads would split it by rows and all read all of B), when it is four times that:
+// split by rows, a small product runs slower on two threads than on one (docs/matmul.md,
+// section 10).
+void plan_threads(GemmPlan& p, int64_t M, int64_t N, int64_t K) {
+  const int64_t macs = M * N * K;
+  p.parallel = macs >= kParallelMacs && (p.n_panels >= 2 * get_num_threads() || macs >= 4 * kParallelMacs) &&
+               !in_parallel_region() && get_num_threads() > 1;
+  p.threads = p.parallel ? get_num_threads() : 1;
+}
+
+// Step 1: cut C into tasks. One thread gets blocks of at most MC rows spanning all of N. T
+// threads get about 4T tasks, smaller row blocks first, then column blocks if M is short, so that
+// a thread slowed down by something else on the machine simply takes fewer of them. The S slivers
+// are shared out evenly (no row block is more than one sliver bigger than another), and R is a
+// multiple of T, so each thread gets as many.
+// A short C (at most MC rows: the products of an RNN step with batch 64) is cut into column
+// blocks only, and each task packs its own B panels (step 3), so that a panel is packed by the
+// core that then reads it, and is already in that core's cache. Every such task reads all of
+// op(A): up to 4T blocks (at most one per panel) when A stays in a core's L2 (kShortAReals), else
+// 2T, since each extra task would read A once more from further away.
+void plan_tasks(GemmPlan& p, int64_t M, int64_t K) {
+  const int64_t want_tasks = p.threads == 1 ? 1 : 4 * p.threads;
+  p.slivers = ceil_div(M, MR);
+  p.tasks_pack_b = p.threads > 1 && M <= MC && p.n_panels >= 2 * p.threads;
+  p.row_tasks = ceil_div(M, MC);  // the fewest blocks of at most MC rows
+  if (!p.tasks_pack_b) {
+    if (p.row_tasks < want_tasks) p.row_tasks = std::min(want_tasks, std::max<int64_t>(1, p.slivers / 4));
+    p.row_tasks = std::min(p.slivers, round_up(p.row_tasks, p.threads));
+  }
+  p.mb = ceil_div(p.slivers, p.row_tasks) * MR;
+  p.col_tasks = p.tasks_pack_b ? std::min(p.n_panels, (M * K <= kShortAReals ? 4 : 2) * p.threads)
+                               : std::min(ceil_div(want_tasks, p.row_tasks), ceil_div(p.n_panels, 4));
+  p.panels_per_task = ceil_div(p.n_panels, p.col_tasks);
+  p.n_tasks = p.row_tasks * ceil_div(p.n_panels, p.panels_per_task);
+}
+
+// Step 2's choices: where each operand is read from, and what is packed before the tasks run.
+// op(B) is packed by all threads together into one buffer they all read, unless it came packed,
+// or is read in place (a small M: only the ragged last panel is packed), or the tasks pack their
+// own panels (a short C), or it is small enough for each thread to pack a copy of its own
+// (kOwnBReals). op(A) is read in place when it is stored (M, K) (copying its rows would gain
+// nothing: they are the rows of a packed block already, K apart instead of kc), unless its rows
+// are a multiple of 4 KiB apart: then a sliver's MR rows all fall in the same set of the 8-way
+// L1 cache, where they and the B panel's lines evict each other. Otherwise each task packs its
+// own A blocks; but when C is also cut into column blocks, several tasks would pack the same A
+// block, so A is packed here instead, once, and shared.
+void plan_packing(GemmPlan& p, const Product& x, bool trans_a, bool trans_b) {
+  p.b_in_place = !x.packed_b && read_b_in_place(x.M, x.N, trans_b);
+  p.first_packed = x.packed_b ? p.n_panels : p.b_in_place ? x.N / NR : 0;
+  p.b_per_thread = p.parallel && p.n_tasks > 1 && !p.tasks_pack_b && p.first_packed == 0 &&
+                   x.K * (p.n_panels * NR) <= kOwnBReals;
+  p.b_items = p.tasks_pack_b || p.b_per_thread ? 0 : p.n_panels - p.first_packed;
+  p.a_in_place = !trans_a && (x.K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
+  p.share_a = p.col_tasks > 1 && !p.a_in_place;
+  p.padded_m = round_up(x.M, MR);
+  p.a_items = p.share_a ? ceil_div(x.M, MR) : 0;
+}
+
+// Step 3's choices: how a task sweeps its block of C, and how the tasks are shared out. A task's
+// block of C is revisited by every K block; one over twice kCBlockReals, with more than one K
+// block, would be pushed out of L2 by the panels streaming past before the next K block came back
+// to it, so it goes through its panels in column chunks (kCBlockReals), every K block for one
+// chunk before the next, and packs its A rows once for every K block (kWholeAReals).
+void plan_sweep(GemmPlan& p, int64_t K) {
+  const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (p.mb * NR));
+  p.chunked = K > p.kc_max && p.mb * p.panels_per_task * NR > 2 * kCBlockReals;
+  p.chunk = p.chunked ? block_size(p.panels_per_task, chunk_most, 1) : p.panels_per_task;
+  p.a_whole = p.chunked && !p.share_a && !p.a_in_place && p.mb * K <= kWholeAReals;
+  p.a_stride = round_up(p.mb * p.kc_max, kLine);
+  p.shared_out = p.parallel && p.n_tasks > 1;
+  p.parts = p.shared_out ? std::min(p.threads, p.n_tasks) : 1;
+}
+
+GemmPlan plan_gemm(const Product& x, bool trans_a, bool trans_b) {
+  GemmPlan p{};
+  p.kc_max = block_size(x.K, KC, 1);
+  p.n_panels = ceil_div(x.N, NR);
+  plan_threads(p, x.M, x.N, x.K);
+  plan_tasks(p, x.M, x.K);
+  plan_packing(p, x, trans_a, trans_b);
+  plan_sweep(p, x.K);
+  return p;
+}
+
+// Panel q of op(B), in every K block, into the packed copy `to`.
+void pack_b_all_k(const GemmPlan& p, const Product& x, const BPanels& to, int64_t q) {
+  for (int64_t k0 = 0; k0 < x.K; k0 += p.kc_max) {
+    const int64_t kc = std::min(p.kc_max, x.K - k0);
+    pack_b_panel(x.N, kc, x.b, k0, q * NR, to.packed_panel(k0, kc, q));
+  }
+}
+
+// Where the tasks read op(B): the packed copy it came as, or the buffer that step 2 (or, for a
+// short C, each task) packs it into; none when each thread packs its own (b_per_thread).
+BPanels b_panels(const GemmPlan& p, const Product& x) {
+  BPanels bp{nullptr, p.n_panels * NR, x.b, x.N, padded_bias(x.bias, x.N, p.n_panels * NR), p.b_in_place};
+  if (x.packed_b) bp.packed = const_cast<real*>(x.packed_b);  // (only read)
+  else if (p.first_packed < p.n_panels && !p.b_per_thread)
+    bp.packed = tls_b_panels.get(x.K * (bp.in_place ? NR : bp.padded_n));
+  return bp;
+}
+
+// Step 2: pack what the tasks share, every K block of it: the B panels from first_packed on
+// (b_items), then the slivers of a shared A (a_items), into a_shared laid out like B, K blocks
+// of slivers. The items are taken one at a time from a shared counter; when there is little to
+// pack (kParallelPackReals), the calling thread packs it alone.
+void pack_shared(const GemmPlan& p, const Product& x, const BPanels& bp, real* a_shared) {
+  const int64_t items = p.b_items + p.a_items;  // B panels, then A slivers
+  std::atomic<int64_t> next_item{0};
+  auto pack = [&](int64_t, int64_t) {
+    for (int64_t i; (i = next_item.fetch_add(1)) < items;) {
+      if (i < p.b_items) {
+        pack_b_all_k(p, x, bp, p.first_packed + i);
+        continue;
+      }
+      const int64_t ir = (i - p.b_items) * MR;
+      for (int64_t k0 = 0; k0 < x.K; k0 += p.kc_max) {
+        const int64_t kc = std::min(p.kc_max, x.K - k0);
+        pack_a(std::min(MR, x.M - ir), kc, x.a, ir, k0, x.M, a_shared + k0 * p.padded_m + ir * kc);
+      }
+    }
+  };
+  const int64_t pack_reals = (p.b_items * NR + p.a_items * MR) * x.K;  // about what step 2 copies
+  if (p.parallel && items > 1 && pack_reals > kParallelPackReals)
+    on_threads(std::min(p.threads, items), pack);
+  else if (items > 0)
+    pack(0, 1);
+}
+
+// [docs:tasks]
+// Step 3 hands the tasks out in runs of consecutive tasks, one run per thread taking part (run
+// r: tasks [r n / P, (r + 1) n / P)). Each thread takes the tasks of its own run in turn, then,
+// when that is done, the tasks left in the others', so that a thread slowed down by something
+// else on the machine still ends up taking fewer. A thread usually gets the same run at every
+// call (the caller nearly always takes the pool's first chunk, and a worker the next), so the
+// panels of a weight multiplied at every step of a sequence (PackedRight) mostly stay in the
+// cache of the core that read them the step before; one shared counter would hand the tasks out
+// in a different order each time.
+struct TaskRuns {
+  TaskRuns(int64_t n, int64_t p, bool shared) : n_tasks(n), parts(p), shared_out(shared) {
+    for (int64_t r = 0; r < parts; ++r) std::atomic_init(&taken[r], int64_t{0});  // (only the runs in use)
+  }
+  int64_t n_tasks, parts;
+  bool shared_out;
+  std::atomic<int64_t> taken[kMaxThreads];  // tasks taken so far from each run
+  int64_t start(int64_t r) const { return r * n_tasks / parts; }  // run r: [start(r), start(r + 1))
+};
+
+// One thread's way through the runs, starting at its own. One thread alone simply counts (no
+// locked add per task, which a product of one microsecond notices).
+struct TaskCursor {
+  TaskRuns& runs;
+  int64_t run, runs_left, counted = -1;
+  int64_t next() {  // the next task, or -1 when all are taken
+    if (!runs.shared_out) return ++counted < runs.n_tasks ? counted : -1;
+    for (; runs_left > 0; run = (run + 1) % runs.parts, --runs_left) {
+      const int64_t t = runs.start(run) + runs.taken[run].fetch_add(1);
+      if (t < runs.start(run + 1)) return t;
+    }
+    return -1;
+  }
+};
+
+// The A block (mc, kc) of rows i0.., K block k0, as macro_kernel reads it, and its row stride:
+// A itself (lda = K), or a packed copy (lda = kc): the shared one, the task's for every K block,
+// or the task's buffer a_own, packed here.
+const real* a_block(const GemmPlan& p, const Product& x, const real* a_shared, real* a_own, int64_t i0,
+                    int64_t mc, int64_t k0, int64_t kc, int64_t& lda) {
+  lda = kc;
+  if (p.a_in_place) {
+    lda = x.K;
+    return x.A + i0 * x.K + k0;
+  }
+  if (p.share_a) return a_shared + k0 * p.padded_m + i0 * kc;
+  if (p.a_whole) return a_own + k0 / p.kc_max * p.a_stride;
+  pack_a(mc, kc, x.a, i0, k0, x.M, a_own);
+  return a_own;
+}
+
+// Task t: rows [i0, i0 + mc) of C by panels [q0, q1). First what the task packs itself: its own
+// B panels (a short C), this thread's copy of all of op(B) at its first task (b_per_thread), its
+// A rows for every K block (a_whole). Then, for each column chunk (mostly one, all of its
+// panels), for each K block, its A block through the macro-kernel.
+void run_task(const GemmPlan& p, const Product& x, const BPanels& bp, BPanels& panels, const real* a_shared,
+              real* a_own, int64_t t) {
+  const int64_t i0 = p.row_start(t % p.row_tasks, x.M), mc = p.row_start(t % p.row_tasks + 1, x.M) - i0;
+  const int64_t q0 = (t / p.row_tasks) * p.panels_per_task;
+  const int64_t q1 = std::min(p.n_panels, q0 + p.panels_per_task);
+  if (p.tasks_pack_b)  // its own panels: no other task reads or writes them
+    for (int64_t q = std::max(q0, p.first_packed); q < q1; ++q) pack_b_all_k(p, x, bp, q);
+  if (p.b_per_thread && !panels.packed) {  // this thread's own copy of all of op(B)
+    panels.packed = tls_b_panels.get(x.K * bp.padded_n);
+    for (int64_t q = 0; q < p.n_panels; ++q) pack_b_all_k(p, x, panels, q);
+  }
+  if (p.a_whole)  // K block k0 of the rows at a_own + (k0 / kc_max) a_stride
+    for (int64_t k0 = 0; k0 < x.K; k0 += p.kc_max)
+      pack_a(mc, std::min(p.kc_max, x.K - k0), x.a, i0, k0, x.M, a_own + k0 / p.kc_max * p.a_stride);
+  for (int64_t qa = q0; qa < q1; qa += p.chunk) {  // one column chunk
+    const int64_t qb = std::min(q1, qa + p.chunk);
+    for (int64_t k0 = 0; k0 < x.K; k0 += p.kc_max) {
+      const int64_t kc = std::min(p.kc_max, x.K - k0);
+      int64_t lda = 0;
+      const real* a = a_block(p, x, a_shared, a_own, i0, mc, k0, kc, lda);  // in L2
+      macro_kernel(mc, kc, k0, a, lda, !p.a_in_place, panels, qa, qb, x.C, x.first_from, i0);  // C[i0 : i0 + mc, qa .. qb)
+    }
+  }
+}
+
+// Step 3: every task run, on the threads taking part, each thread with its own A buffer and its
+// own view of op(B) (the shared copy, or its own, packed at its first task).
+void run_tasks(const GemmPlan& p, const Product& x, const BPanels& bp, const real* a_shared) {
+  TaskRuns runs(p.n_tasks, p.parts, p.shared_out);
+  auto run_part = [&](int64_t part, int64_t) {
+    real* a_own = p.share_a || p.a_in_place
+                      ? nullptr
+                      : tls_a_block.get(p.a_whole ? ceil_div(x.K, p.kc_max) * p.a_stride : p.mb * p.kc_max);
+    TaskCursor cursor{runs, part, p.parts};
+    BPanels panels = bp;
+    for (int64_t t; (t = cursor.next()) >= 0;) run_task(p, x, bp, panels, a_shared, a_own, t);
+  };
+  if (p.shared_out)
+    on_threads(p.parts, run_part);
+  else
+    run_part(0, 1);
+}
+// [docs:end]
+
+// The empty sum (K = 0): C = bias (or 0), or, when the product is added to C, C += bias.
+void empty_product(int64_t M, int64_t N, const real* bias, real* C, bool add_to_c) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      if (!add_to_c)
+        C[i * N + j] = bias ? bias[j] : 0;
+      else if (bias)
+        C[i * N + j] += bias[j];
+    }
 }
 
 }  // namespace
@@ -926,206 +1257,32 @@ void pack_b(int64_t K, int64_t N, const real* B, bool trans_b, real* out) {
     pack_panels(0, n_panels);
 }
 
-// `packed_b`, if not null, is op(B) already packed by pack_b: no step packs B then. B is still
-// needed: the tiny products read it as it is.
+// C (+)= op(A) op(B) (+ bias): plan, pack, run (above). `packed_b`, if not null, is op(B) already
+// packed by pack_b: no step packs B then. B is still needed: the tiny products read it as it is.
+// With an addend, C's old values are not read. The blocked path adds the addend as it stores the
+// first K block (micro_kernel's `from`); the small paths first copy it into C and then
+// accumulate on top, which gives the same bits (each sum is addend + product, added once).
 void gemm(int64_t M, int64_t N, int64_t K, const real* A, bool trans_a, const real* B, bool trans_b,
           real* C, const real* bias, bool accumulate, const real* addend, const real* packed_b) {
   if (M <= 0 || N <= 0) return;
-  // With an addend, C's old values are not read. The blocked path adds the addend as it stores
-  // the first K block (micro_kernel's `from`); the small paths first copy it into C and then
-  // accumulate on top, which gives the same bits (each sum is addend + product, added once).
   const bool add_to_c = accumulate || addend;  // the product is added to what C holds
   const bool tiny = M * N * K <= kTinyMacs;
   if (addend && (K <= 0 || tiny))
     for (int64_t i = 0; i < M; ++i) std::copy(addend + i * N, addend + (i + 1) * N, C + i * N);
-  if (K <= 0) {  // an empty sum: 0, or the bias
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        if (!add_to_c)
-          C[i * N + j] = bias ? bias[j] : 0;
-        else if (bias)
-          C[i * N + j] += bias[j];
-      }
-    return;
-  }
+  if (K <= 0) return empty_product(M, N, bias, C, add_to_c);  // an empty sum: 0, or the bias
   const Operand a{A, trans_a ? 1 : K, trans_a ? M : 1};  // op(A): (M, K)
-  const int64_t kc_max = block_size(K, KC, 1);           // depends on K only: determinism
-  if (tiny) return gemm_tiny(M, N, K, kc_max, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
-  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
-  const int64_t n_panels = ceil_div(N, NR);
-  // Shared out when it is big enough to pay for the handing out (kParallelMacs); and, when C has
-  // too few panels to give each thread two of its own (so that the threads split it by rows
-  // and all read all of B), when it is four times that: split by rows, a (64, 128) x
-  // (128, 64) product ran on two threads at 0.6 times its speed on one.
-  const int64_t macs = M * N * K;
-  const bool parallel = macs >= kParallelMacs && (n_panels >= 2 * get_num_threads() || macs >= 4 * kParallelMacs) &&
-                        !in_parallel_region() && get_num_threads() > 1;
-  const int64_t threads = parallel ? get_num_threads() : 1;
-
-  // 1. Cut C into tasks: row blocks of whole slivers by column blocks of whole panels. One
-  //    thread gets blocks of at most MC rows spanning all of N. T threads get about 4T tasks,
-  //    smaller row blocks first, then column blocks if M is short, so that a thread slowed down
-  //    by something else on the machine simply takes fewer of them. The S slivers are shared
-  //    out evenly: row block r is slivers [r S / R, (r + 1) S / R), so no block is more than one
-  //    sliver bigger than another, and R is a multiple of T, so each thread gets as many.
-  //    Short C (at most MC rows, the products of an RNN step with batch 64) is cut into column
-  //    blocks only, and each task packs its own B panels (step 3), so that a panel is packed by
-  //    the core that then reads it, and is already in that core's cache. Every such task reads
-  //    all of op(A): up to 4T blocks (at most one per panel) when A stays in a core's L2
-  //    (kShortAReals), else 2T, since each extra task would read A once more from further away.
-  const int64_t want_tasks = threads == 1 ? 1 : 4 * threads;
-  const int64_t slivers = ceil_div(M, MR);
-  const bool tasks_pack_b = threads > 1 && M <= MC && n_panels >= 2 * threads;
-  int64_t row_tasks = ceil_div(M, MC);  // the fewest blocks of at most MC rows
-  if (!tasks_pack_b) {
-    if (row_tasks < want_tasks) row_tasks = std::min(want_tasks, std::max<int64_t>(1, slivers / 4));
-    row_tasks = std::min(slivers, round_up(row_tasks, threads));
+  if (tiny) {
+    const int64_t kc_max = block_size(K, KC, 1);  // as the plan's: depends on K only
+    return gemm_tiny(M, N, K, kc_max, a, B, trans_b, padded_bias(bias, N, round_up(N, VL)), C, add_to_c);
   }
-  const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
-  auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
-  const int64_t col_tasks =
-      tasks_pack_b ? std::min(n_panels, (M * K <= kShortAReals ? 4 : 2) * threads)
-                   : std::min(ceil_div(want_tasks, row_tasks), ceil_div(n_panels, 4));
-  const int64_t panels_per_task = ceil_div(n_panels, col_tasks);
-  const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
-
-  // 2. Pack op(B), every panel of every K block, all threads together (unless the tasks pack
-  //    it, or each thread packs its own copy in step 3). When B is read in place only the
-  //    ragged last panel is packed (reading it in place would run past the end of B).
-  //    Normally each task packs its own A blocks, but when C is also cut into column blocks,
-  //    several tasks would pack the same A block: then a transposed A is packed here too, once,
-  //    and shared.
-  //    The items to pack are taken one at a time from a shared counter;
-  //    when there is little to pack (kParallelPackReals), the calling thread packs it alone.
-  BPanels bp{nullptr, n_panels * NR, b, N, padded_bias(bias, N, n_panels * NR),
-             !packed_b && read_b_in_place(M, N, trans_b)};
-  const int64_t first_packed = packed_b ? n_panels : bp.in_place ? N / NR : 0;  // the first panel to pack
-  // A small B is packed by each thread into its own buffer, in step 3 (kOwnBReals).
-  const bool b_per_thread =
-      parallel && n_tasks > 1 && !tasks_pack_b && first_packed == 0 && K * bp.padded_n <= kOwnBReals;
-  if (packed_b) bp.packed = const_cast<real*>(packed_b);  // (only read)
-  else if (first_packed < n_panels && !b_per_thread) bp.packed = tls_b_panels.get(K * (bp.in_place ? NR : bp.padded_n));
-  const int64_t b_items = tasks_pack_b || b_per_thread ? 0 : n_panels - first_packed;
-  // Only a transposed A is packed (step 3), and an A whose rows are a multiple of 4 KiB apart:
-  // then the sliver's MR rows all fall in the same set of the 8-way L1 cache, where they and
-  // the B panel's lines evict each other (n = 2048 ran at 0.83 of OpenBLAS in place, 0.95 packed).
-  const bool a_in_place = !trans_a && (K * static_cast<int64_t>(sizeof(real))) % 4096 != 0;
-  const bool share_a = col_tasks > 1 && !a_in_place;
-  const int64_t padded_m = round_up(M, MR);
-  real* a_shared = share_a ? tls_a_shared.get(K * padded_m) : nullptr;  // like B: K blocks of slivers
-  const int64_t a_items = share_a ? ceil_div(M, MR) : 0;
-  const int64_t items = b_items + a_items;  // B panels, then A slivers
-  auto pack_b_all_k = [&](const BPanels& to, int64_t q) {  // panel q of op(B), in every K block
-    for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-      const int64_t kc = std::min(kc_max, K - k0);
-      pack_b_panel(N, kc, b, k0, q * NR, to.packed_panel(k0, kc, q));
-    }
-  };
-  std::atomic<int64_t> next_item{0};
-  auto pack = [&](int64_t, int64_t) {
-    for (int64_t i; (i = next_item.fetch_add(1)) < items;) {
-      if (i < b_items) {
-        pack_b_all_k(bp, first_packed + i);
-        continue;
-      }
-      const int64_t ir = (i - b_items) * MR;
-      for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-        const int64_t kc = std::min(kc_max, K - k0);
-        pack_a(std::min(MR, M - ir), kc, a, ir, k0, M, a_shared + k0 * padded_m + ir * kc);
-      }
-    }
-  };
-  const int64_t pack_reals = (b_items * NR + a_items * MR) * K;  // about what step 2 copies
-  if (parallel && items > 1 && pack_reals > kParallelPackReals)
-    on_threads(std::min(threads, items), pack);
-  else if (items > 0)
-    pack(0, 1);
-
-  // 3. Run the tasks. They are cut into one run of consecutive tasks per thread taking part
-  //    (run r: tasks [r n / P, (r + 1) n / P)). Each thread takes the tasks of its own run in
-  //    turn, then, when that is done, the tasks left in the others', so that a thread slowed
-  //    down by something else on the machine still ends up taking fewer. A thread usually gets
-  //    the same run at every call (the caller nearly always takes the pool's first chunk, and a
-  //    worker the next), so the panels of a weight multiplied at every step of a sequence
-  //    (PackedRight) mostly stay in the cache of the core that read them the step before; with
-  //    one shared counter for all tasks, the threads took them in a different order each time.
-  //    Where each thread has its own copy of op(B) (kOwnBReals), a thread packs all of it when
-  //    it gets its first task (a thread that finds every task taken packs nothing); where the
-  //    tasks pack B, a task packs its own panels. Then for each K block a task packs its A
-  //    block (unless A is shared, or read in place) and runs the macro-kernel over its panels.
-  //    A stored (M, K) is read in place (unless its rows are a multiple of 4 KiB apart): its
-  //    rows are the rows of the packed block, K apart instead of kc, and copying them cost a
-  //    Transformer step 2 to 3% for nothing.
-  //    A task whose block of C is over twice kCBlockReals, with more than one K block, goes
-  //    through its panels in column chunks, every K block for one chunk before the next, and
-  //    packs its A rows once for every K block (mb x K reals, up to kWholeAReals) instead of
-  //    once per chunk.
-  // [docs:tasks]
-  const int64_t chunk_most = std::max<int64_t>(1, kCBlockReals / (mb * NR));
-  const bool chunked = K > kc_max && mb * panels_per_task * NR > 2 * kCBlockReals;
-  const int64_t chunk = chunked ? block_size(panels_per_task, chunk_most, 1) : panels_per_task;  // panels per column chunk
-  const bool a_whole = chunked && !share_a && !a_in_place && mb * K <= kWholeAReals;  // A's rows packed for every K block
-  const int64_t a_stride = round_up(mb * kc_max, kLine);  // from one K block's A rows to the next, whole cache lines
-  const real* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
-  const bool shared_out = parallel && n_tasks > 1;
-  const int64_t parts = shared_out ? std::min(threads, n_tasks) : 1;  // runs of tasks, one per thread
-  auto run_start = [&](int64_t r) { return r * n_tasks / parts; };    // run r: tasks [start(r), start(r + 1))
-  std::atomic<int64_t> taken[kMaxThreads];                            // tasks taken so far from each run
-  for (int64_t r = 0; r < parts; ++r) std::atomic_init(&taken[r], int64_t{0});
-  auto run_tasks = [&](int64_t part, int64_t) {
-    real* a_own = share_a || a_in_place ? nullptr : tls_a_block.get(a_whole ? ceil_div(K, kc_max) * a_stride : mb * kc_max);
-    // The next task: from this part's own run first, then from the others' in turn; -1 when
-    // all are taken. One thread alone simply counts (no locked add per task, which a product
-    // of one microsecond notices).
-    int64_t run = part, runs_left = parts, counted = -1;
-    BPanels panels = bp;  // where this thread reads op(B): the shared copy, or its own (packed at its first task)
-    auto next_task = [&]() -> int64_t {
-      if (!shared_out) return ++counted < n_tasks ? counted : -1;
-      for (; runs_left > 0; run = (run + 1) % parts, --runs_left) {
-        const int64_t t = run_start(run) + taken[run].fetch_add(1);
-        if (t < run_start(run + 1)) return t;
-      }
-      return -1;
-    };
-    for (int64_t t; (t = next_task()) >= 0;) {
-      const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
-      const int64_t q0 = (t / row_tasks) * panels_per_task;
-      const int64_t q1 = std::min(n_panels, q0 + panels_per_task);
-      if (tasks_pack_b)  // its own panels: no other task reads or writes them
-        for (int64_t q = std::max(q0, first_packed); q < q1; ++q) pack_b_all_k(bp, q);
-      if (b_per_thread && !panels.packed) {  // this thread's own copy of all of op(B)
-        panels.packed = tls_b_panels.get(K * bp.padded_n);
-        for (int64_t q = 0; q < n_panels; ++q) pack_b_all_k(panels, q);
-      }
-      if (a_whole)  // K block k0 of the rows at a_own + (k0 / kc_max) a_stride
-        for (int64_t k0 = 0; k0 < K; k0 += kc_max)
-          pack_a(mc, std::min(kc_max, K - k0), a, i0, k0, M, a_own + k0 / kc_max * a_stride);
-      for (int64_t qa = q0; qa < q1; qa += chunk) {  // one column chunk (all of the task's panels, mostly)
-        const int64_t qb = std::min(q1, qa + chunk);
-        for (int64_t k0 = 0; k0 < K; k0 += kc_max) {
-          const int64_t kc = std::min(kc_max, K - k0);
-          const real* a_block = a_own;  // the A block (mc, kc), in L2
-          int64_t lda = kc;
-          if (a_in_place) {
-            a_block = A + i0 * K + k0;
-            lda = K;
-          } else if (share_a) {
-            a_block = a_shared + k0 * padded_m + i0 * kc;
-          } else if (a_whole) {
-            a_block = a_own + k0 / kc_max * a_stride;
-          } else {
-            pack_a(mc, kc, a, i0, k0, M, a_own);
-          }
-          macro_kernel(mc, kc, k0, a_block, lda, !a_in_place, panels, qa, qb, C, first_from, i0);  // C[i0 : i0 + mc, qa .. qb)
-        }
-      }
-    }
-  };
-  if (shared_out)
-    on_threads(parts, run_tasks);
-  else
-    run_tasks(0, 1);
-  // [docs:end]
+  const Operand b{B, trans_b ? 1 : N, trans_b ? K : 1};  // op(B): (K, N)
+  const real* first_from = addend ? addend : accumulate ? C : nullptr;
+  const Product x{M, N, K, A, a, b, C, bias, first_from, packed_b};
+  const GemmPlan p = plan_gemm(x, trans_a, trans_b);
+  const BPanels bp = b_panels(p, x);
+  real* a_shared = p.share_a ? tls_a_shared.get(K * p.padded_m) : nullptr;  // like B: K blocks of slivers
+  pack_shared(p, x, bp, a_shared);
+  run_tasks(p, x, bp, a_shared);
 }
 
 }  // namespace SEQGRAD_GEMM_NAMESPACE
