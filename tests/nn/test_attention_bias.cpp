@@ -102,7 +102,7 @@ TEST_CASE("hook errors: a bias of the wrong shape, a hook on attention over a fi
   auto mha = std::make_shared<nn::MultiHeadAttention>(4, 2);
   mha->attach(std::make_shared<Wrong>(), false);
   const Variable x(randn({1, 3, 4}));
-  CHECK_THROWS_WITH_AS(mha->forward(x, x, x), "MultiHeadAttention: expected an attention bias of shape (NH, T, S) = (2, 3, 3), got (3, 3)",
+  CHECK_THROWS_WITH_AS(mha->forward(x, x, x), "MultiHeadAttention: expected an attention bias of shape (NH, T, S) = [2, 3, 3], got [3, 3]",
                        std::invalid_argument);
   nn::KVCache cache;
   CHECK_THROWS_WITH_AS(mha->forward(x, x, x, cache, nn::CacheMode::Static),
