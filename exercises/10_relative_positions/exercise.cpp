@@ -3,12 +3,13 @@
 
 using namespace seqgrad;
 
-nn::AttentionResult relative_attention(const Variable& q, const Variable& k, const Variable& v, const Variable& bias,
-                                       int64_t K, const Tensor& mask) {
-  // TODO(exercise 10): this is plain scaled dot-product attention; the bias is ignored.
-  // Compute the scores yourself (see nn::scaled_dot_product_attention in nn/attention/attention.cpp),
-  // add the (T, S) table of biases, then nn::masked_softmax and the weighted sum.
-  (void)bias;
-  (void)K;
-  return nn::scaled_dot_product_attention(q, k, v, mask);
+Variable relative_bias(const Variable& w, int64_t K, int64_t query_first, int64_t T, int64_t key_first, int64_t S) {
+  // TODO(exercise 10): this bias is all zeros and ignores w. Build the (T S) indices
+  // clip((key_first + s) - (query_first + t), -K, K) + K, gather w's columns with index_select
+  // along axis 1, and reshape to (NH, T, S).
+  (void)K, (void)query_first, (void)key_first;
+  return Variable(zeros({w.size(0), T, S}));
 }
+
+// Given: the line that makes "relative" a positional encoding (nn/transformer/positional.h).
+SEQGRAD_REGISTER_POSITIONAL(RelativePositions, "relative", "a learned bias per head and clipped distance (exercise 10)")

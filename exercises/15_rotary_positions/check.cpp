@@ -64,3 +64,33 @@ TEST_CASE("15: gradcheck; an odd C is refused") {
   CHECK_MESSAGE(r.ok, r.message);
   CHECK_THROWS_AS(rotary(Variable(zeros({3, 5}))), std::invalid_argument);
 }
+
+TEST_CASE("15: through the hook: a Transformer with --positional rope decodes the same cached and uncached, "
+          "and its self-attention sees distances only") {
+  manual_seed(17);
+  nn::Transformer model(nn::TransformerOptions(10, 10).with_d_model(8).with_nhead(2).with_num_layers(1)
+                            .with_dim_feedforward(16).with_dropout(0).with_positional("rope").with_max_len(32));
+  model.eval();
+  const Tensor src = from_vector({4, 5, 6, 7, 8, 9, 4, 5}, {2, 4}), tgt = from_vector({1, 6, 7, 8, 1, 9, 5, 4}, {2, 4});
+  const nn::TransformerMemory memory = model.encode(src, {});
+  const Tensor full = model.decode(tgt, memory).logits.value();
+  nn::DecoderCache cache;
+  std::vector<Tensor> steps;
+  for (int64_t t = 0; t < 4; ++t) steps.push_back(model.decode_step(slice(tgt, 1, t, t + 1), memory, cache).logits.value());
+  CHECK(max_diff(concat(steps, 1), full) < 1e-4);
+  // Self-attention over the same three tokens at positions 0..2 or 9..11: the same weights.
+  nn::MultiHeadAttention& mha = *(*model.encoder->layers)[0]->self_attn;
+  manual_seed(18);
+  const Variable x(randn({1, 3, 8}));
+  const Tensor at0 = mha.forward(x, x, x, Tensor(), Tensor(), true).weights.value();
+  nn::KVCache moved;
+  const Variable pad(zeros({1, 9, 8}));
+  mha.forward(pad, pad, pad, moved, nn::CacheMode::Append);  // positions 0..8 taken
+  const Tensor w = mha.forward(x, x, x, moved, nn::CacheMode::Append, Tensor(), Tensor(), true).weights.value();
+  const Tensor at9 = slice(w, 3, 9, 12);  // the weights over keys 9..11 (the three tokens), renormalised
+  const Tensor renorm = at9 / sum(at9, -1, true);
+  CHECK(max_diff(renorm, at0) < 1e-4);
+  // The same layer without the hook gives other weights: the rotation is really applied.
+  mha.attach(nullptr, false);
+  CHECK(max_diff(mha.forward(x, x, x, Tensor(), Tensor(), true).weights.value(), at0) > 1e-3);
+}

@@ -10,3 +10,6 @@ Variable rotary(const Variable& x, int64_t offset) {
   (void)offset;
   return x;
 }
+
+// Given: the line that makes "rope" a positional encoding (nn/transformer/positional.h).
+SEQGRAD_REGISTER_POSITIONAL(RotaryPositions, "rope", "q and k rotated pair by pair by position (exercise 15)")

@@ -11,6 +11,12 @@
 // Write it as ONE op, make_result("rotary", ...), computing the angles in double as
 // nn::sinusoidal_table does. The backward is short: what is the transpose of a rotation?
 // An odd C throws std::invalid_argument.
+// The plumbing is given: RotaryPositions below is a positional encoding that adds nothing to the
+// embeddings and hands every head's queries and keys to your op (the hook's transform,
+// nn/transformer/attention_hook.h), at their absolute positions: offset = the position of the
+// first row. exercise.cpp registers it as "rope", so nn::Transformer(...with_positional("rope"))
+// uses it, and a decoder caching its keys (rotated once, at their own positions) decodes as
+// one that reruns the whole prefix.
 #pragma once
 
 #include <cstdint>
@@ -18,3 +24,19 @@
 #include "seqgrad.h"
 
 seqgrad::Variable rotary(const seqgrad::Variable& x, int64_t offset = 0);
+
+class RotaryPositions : public seqgrad::nn::PositionalEncoding {
+ public:
+  explicit RotaryPositions(const seqgrad::nn::PositionalOptions& o) : seqgrad::nn::PositionalEncoding(o.d_model, o.max_len) {}
+  std::string name() const override { return "RotaryPositions"; }
+  using seqgrad::nn::PositionalEncoding::forward;
+  seqgrad::Variable forward(const seqgrad::Variable& x, int64_t offset) override {  // nothing added
+    check_positions(x, offset);
+    return x;
+  }
+  // q or k (B, NH, L, HS) at positions first .. first + L - 1 -> rotated, the same shape.
+  seqgrad::Variable transform_heads(const seqgrad::nn::AttentionSite&, const seqgrad::Variable& x,
+                                    int64_t first) override {
+    return rotary(x, first);
+  }
+};

@@ -26,8 +26,11 @@ TransformerLM::TransformerLM(const TransformerLMOptions& o) : options(o) {
   tgt_embed = register_module("tgt_embed", std::make_shared<Embedding>(o.vocab, C, /*padding_idx=*/kPadId));
   init::normal_(tgt_embed->weight.value(), 0, 1 / std::sqrt(static_cast<real>(C)));
   std::fill(tgt_embed->weight.value().data(), tgt_embed->weight.value().data() + C, real(0));
-  pos_encoding = register_module("pos_encoding", make_positional_encoding(o.positional, C, o.max_len));
+  pos_encoding = register_module(
+      "pos_encoding", make_positional_encoding(o.positional, PositionalOptions(C, o.max_len, o.nhead, o.positional_settings)));
   decoder = register_module("decoder", std::make_shared<TransformerEncoder>(layer, o.num_layers));
+  // The encoding reaches inside every block's self-attention, which is causal here.
+  for (const auto& l : *decoder->layers) l->self_attn->attach(pos_encoding, /*causal=*/true);
   generator = register_module("generator", std::make_shared<Linear>(C, o.vocab));
   if (o.tie_embeddings) generator->tie_weight(tgt_embed->weight);
   for (auto& [n, p] : decoder->named_parameters())
@@ -134,14 +137,14 @@ std::shared_ptr<EncoderDecoder> build_lm(const Settings& s, const ModelContext& 
       TransformerLMOptions(c.tgt_vocab).with_d_model(s.integer("dim")).with_nhead(s.integer("heads"))
           .with_num_layers(s.integer("layers")).with_dim_feedforward(s.integer("ffn"))
           .with_dropout(static_cast<real>(s.number("dropout"))).with_positional(s.text("positional"))
-          .with_norm_first(s.on("pre_norm")).with_tie_embeddings(s.on("tie_embeddings"))
+          .with_positional_settings(s).with_norm_first(s.on("pre_norm")).with_tie_embeddings(s.on("tie_embeddings"))
           .with_max_len(2 * c.max_len + 2));  // <bos>, a prompt and an output of max_len each, <eos>
 }
 
 }  // namespace
 
 SEQGRAD_REGISTER_MODEL(ModelKind{"lm", "a decoder-only Transformer language model of the target side (sources ignored)",
-                                 [](const Settings*) { return transformer_kind_options(); }, transformer_kind_check,
+                                 transformer_kind_options, transformer_kind_check,
                                  build_lm})
 
 }  // namespace seqgrad::nn

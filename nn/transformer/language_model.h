@@ -37,6 +37,7 @@ struct TransformerLMOptions {
   bool norm_first = false;        // pre-norm blocks (GPT-2's choice)
   bool tie_embeddings = false;    // the generator's weight is tgt_embed's (V, C) table
   std::string positional = "sinusoidal";
+  Settings positional_settings;   // its options' values (missing ones: their defaults)
   int64_t max_len = 256;          // positions: the prompt, <bos> and the output together
 
   TransformerLMOptions& with_d_model(int64_t v) { d_model = v; return *this; }
@@ -47,6 +48,7 @@ struct TransformerLMOptions {
   TransformerLMOptions& with_norm_first(bool v) { norm_first = v; return *this; }
   TransformerLMOptions& with_tie_embeddings(bool v) { tie_embeddings = v; return *this; }
   TransformerLMOptions& with_positional(std::string v) { positional = std::move(v); return *this; }
+  TransformerLMOptions& with_positional_settings(Settings v) { positional_settings = std::move(v); return *this; }
   TransformerLMOptions& with_max_len(int64_t v) { max_len = v; return *this; }
 };
 

@@ -1,6 +1,8 @@
 // nn/transformer/multihead_attention.cpp - projections into heads, masks, attention per head, the join.
 #include "nn/transformer/multihead_attention.h"
 
+#include <cmath>
+
 #include "nn/attention/attention.h"
 #include "nn/core/init.h"
 #include "tensor/check.h"
@@ -35,6 +37,11 @@ MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t nh, real p, bool bias)
   if (bias) out_proj->bias.value().fill_(0);
 }
 
+void MultiHeadAttention::attach(std::shared_ptr<AttentionHook> h, bool is_causal) {
+  hook = std::move(h);
+  causal = is_causal;
+}
+
 std::string MultiHeadAttention::extra_repr() const {
   return cat("embed_dim=", embed_dim, ", num_heads=", num_heads, ", dropout=", dropout,
              ", bias=", in_proj_bias.defined() ? "true" : "false");
@@ -55,12 +62,22 @@ Variable MultiHeadAttention::project(const Variable& x, int64_t part) const {
 }
 // [docs:end]
 
+// [docs:project_at]
+// The hook sees each projection once, at absolute positions: keys are transformed before they
+// enter a cache, so a cached key is never transformed twice, and step t's query meets every
+// key where the whole sequence would have put it.
+Variable MultiHeadAttention::project_at(const Variable& x, int64_t part, int64_t first) const {
+  const Variable heads = project(x, part);  // (B, NH, L, HS)
+  return hook && part < 2 ? hook->transform_heads(site(), heads, first) : heads;
+}
+// [docs:end]
+
 // ================================================================================================
 // Attention per head, with both masks
 
 MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, const Variable& k, const Variable& v,
                                                           const Tensor& key_padding_mask, const Tensor& attn_mask,
-                                                          bool need_weights) {
+                                                          bool need_weights, int64_t query_first) {
   const int64_t B = q.size(0), T = q.size(2), S = k.size(2);
   check(!key_padding_mask.defined() || key_padding_mask.shape() == Shape{B, S},
         "MultiHeadAttention: expected key_padding_mask of shape (B, S) = ", Shape{B, S}, ", got ",
@@ -74,6 +91,24 @@ MultiHeadAttentionResult MultiHeadAttention::attend_heads(const Variable& q, con
   Tensor mask;
   if (key_padding_mask.defined()) mask = key_padding_mask.reshape({B, 1, 1, S});
   if (attn_mask.defined()) mask = mask.defined() ? maximum(mask, attn_mask) : attn_mask;
+  // [docs:end]
+
+  // [docs:bias]
+  // A hook's bias (attention_hook.h), for queries at query_first .. and keys at 0 .. S - 1:
+  //   logits = q k^T / sqrt(HS) + bias        (B, NH, T, S) + (NH, T, S)
+  // then the masked softmax and the weighted sum, as scaled_dot_product_attention does in one
+  // block. Without a bias, that function runs as before, to the bit.
+  const Variable bias = hook ? hook->attention_bias(site(), query_first, T, 0, S) : Variable();
+  if (bias.defined()) {
+    check(bias.shape() == Shape{num_heads, T, S}, "MultiHeadAttention: expected an attention bias of shape (NH, T, S) = ",
+          Shape{num_heads, T, S}, ", got ", bias.shape());
+    const Variable logits = matmul(q, k, false, /*trans_b=*/true) * (1 / std::sqrt(static_cast<real>(head_dim))) + bias;
+    const Variable weights = masked_softmax(logits, mask);  // (B, NH, T, S)
+    const real p = is_training() ? dropout : 0;
+    const Variable context = matmul(seqgrad::dropout(weights, p, p > 0), v);  // (B, NH, T, HS)
+    Variable joined = reshape(permute(context, {0, 2, 1, 3}), {B, T, embed_dim});
+    return {out_proj->forward(joined), need_weights ? weights : Variable()};
+  }
   // [docs:end]
 
   // [docs:heads]
@@ -111,7 +146,9 @@ MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, cons
                                                      const Tensor& key_padding_mask, const Tensor& attn_mask,
                                                      bool need_weights) {
   check_inputs(*this, query, key, value, /*need_kv=*/true);
-  return attend_heads(project(query, 0), project(key, 1), project(value, 2), key_padding_mask, attn_mask, need_weights);
+  // Without a cache, queries and keys both start at position 0.
+  return attend_heads(project_at(query, 0, 0), project_at(key, 1, 0), project(value, 2), key_padding_mask, attn_mask,
+                      need_weights, 0);
 }
 
 // [docs:cached_forward]
@@ -122,8 +159,12 @@ MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, cons
   check_inputs(*this, query, key, value, /*need_kv=*/!reuse);
   check(cache.empty() || cache.k.size(0) == query.size(0), "MultiHeadAttention: the cache holds ", cache.empty() ? 0 : cache.k.size(0),
         " sequences but the query has ", query.size(0), "; reorder the cache when the batch changes");
+  check(!hook || mode == CacheMode::Append, "MultiHeadAttention: a positional hook needs the positions of the keys; "
+        "attach it to self-attention (CacheMode::Append), not to attention over a fixed memory (CacheMode::Static)");
+  // Appending, the new positions follow the cached ones: queries and new keys start there.
+  const int64_t first = mode == CacheMode::Append ? cache.length() : 0;
   if (!reuse) {
-    Variable k = project(key, 1), v = project(value, 2);  // (B, NH, S_new, HS)
+    Variable k = project_at(key, 1, first), v = project(value, 2);  // (B, NH, S_new, HS)
     if (mode == CacheMode::Append && !cache.empty()) {
       k = concat({cache.k, k}, 2);  // (B, NH, S_cached + S_new, HS)
       v = concat({cache.v, v}, 2);
@@ -131,7 +172,7 @@ MultiHeadAttentionResult MultiHeadAttention::forward(const Variable& query, cons
     cache.k = k;
     cache.v = v;
   }
-  return attend_heads(project(query, 0), cache.k, cache.v, key_padding_mask, attn_mask, need_weights);
+  return attend_heads(project_at(query, 0, first), cache.k, cache.v, key_padding_mask, attn_mask, need_weights, first);
 }
 // [docs:end]
 

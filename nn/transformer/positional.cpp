@@ -2,6 +2,7 @@
 #include "nn/transformer/positional.h"
 
 #include <cmath>
+#include <set>
 
 #include "nn/core/init.h"
 #include "tensor/check.h"
@@ -114,8 +115,36 @@ Registry<PositionalEntry>& positional_encodings() {
   return registry;
 }
 
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, const PositionalOptions& options) {
+  return make_positional_encoding(positional_encodings().get(name), options);
+}
+
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const PositionalEntry& entry, const PositionalOptions& options) {
+  const std::string& name = entry.name;
+  PositionalOptions o = options;
+  for (const Option& option : entry.options) {
+    if (!o.settings.has(option.key)) o.settings.set(option.key, option.default_json());
+    std::string why;
+    const io::Json& value = *o.settings.json().find(option.key);
+    check(option.accepts(value, why), "positional encoding '", name, "': option '", option.key, "' must be ", why,
+          ", got ", value.dump());
+  }
+  return entry.make(o);
+}
+
 std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, int64_t d_model, int64_t max_len) {
-  return positional_encodings().get(name).make(d_model, max_len);
+  return make_positional_encoding(name, PositionalOptions(d_model, max_len));
+}
+
+std::vector<Option> positional_options(const Settings* chosen) {
+  if (chosen)
+    return chosen->has("positional") ? positional_encodings().get(chosen->text("positional")).options : std::vector<Option>{};
+  std::vector<Option> all;
+  std::set<std::string> keys;
+  for (const std::string& name : positional_encodings().names())
+    for (const Option& o : positional_encodings().get(name).options)
+      if (keys.insert(o.key).second) all.push_back(o);
+  return all;
 }
 
 }  // namespace seqgrad::nn

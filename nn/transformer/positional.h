@@ -8,16 +8,26 @@
 // on p), so attention can learn "k positions back". The learned alternative is a plain table
 // of max_len vectors. Neither scales the embeddings: the model does that. For a grid of image
 // patches, SinusoidalPositionalEncoding2d gives half the features to the row and half to the
-// column, each half a 1-D table. Read next: transformer.h, then nn/vision/patch_embedding.h.
+// column, each half a 1-D table.
+// An encoding may also act inside attention: every encoding is an AttentionHook
+// (attention_hook.h), which the Transformer attaches to its self-attention layers, so an
+// encoding may add to the embeddings, add a bias (NH, T, S) to the logits, transform q and k,
+// or any mix; sinusoidal and learned only add. A new encoding is one file that registers
+// itself (SEQGRAD_REGISTER_POSITIONAL below), with options of its own if it likes: see
+// examples/08_extending/coursework/alibi.cpp. Read next: transformer.h, then
+// nn/vision/patch_embedding.h.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "nn/core/module.h"
 #include "nn/core/registry.h"
+#include "nn/transformer/attention_hook.h"
 #include "tensor/check.h"
 
 namespace seqgrad::nn {
@@ -25,9 +35,20 @@ namespace seqgrad::nn {
 // The (max_len, C) table of sines and cosines above (C may be odd: the last column is a sine).
 Tensor sinusoidal_table(int64_t max_len, int64_t C);
 
-// What both encodings share: x (B, T, C) -> x + P[offset .. offset + T) (B, T, C), where
+// What a registered encoding is built with: the model's width, the longest sequence, the number
+// of attention heads it will be attached to, and the values of its own options.
+struct PositionalOptions {
+  PositionalOptions(int64_t d_model, int64_t max_len, int64_t num_heads = 1, Settings settings = Settings())
+      : d_model(d_model), max_len(max_len), num_heads(num_heads), settings(std::move(settings)) {}
+  int64_t d_model, max_len, num_heads;  // C, the positions covered, NH
+  Settings settings;                    // the entry's options, every one set (make_positional_encoding)
+};
+
+// What every encoding shares: x (B, T, C) -> x + P[offset .. offset + T) (B, T, C), where
 // offset is the position of x's first token: 0 for a whole sequence, t when decoding step t alone.
-class PositionalEncoding : public Module {
+// An encoding that works inside attention only returns x (after check_positions), and
+// overrides attention_bias and/or transform_heads (attention_hook.h).
+class PositionalEncoding : public Module, public AttentionHook {
  public:
   PositionalEncoding(int64_t d_model, int64_t max_len);
   std::string extra_repr() const override { return cat("d_model=", d_model, ", max_len=", max_len); }
@@ -67,20 +88,40 @@ class LearnedPositionalEncoding : public PositionalEncoding {
 
 // The registry of 1-D positional encodings: "sinusoidal", "learned", and whatever else
 // registers (nn/core/registry.h). A Transformer takes one by name (TransformerOptions::positional).
+// An entry's options become the tool's flags (--buckets) and keys of a checkpoint's
+// configuration, as a score's do; the model kinds built of Transformer layers take the chosen
+// encoding's options (positional_options).
 struct PositionalEntry {
   std::string name, help;
-  std::function<std::shared_ptr<PositionalEncoding>(int64_t d_model, int64_t max_len)> make;
+  std::function<std::shared_ptr<PositionalEncoding>(const PositionalOptions&)> make;
+  std::vector<Option> options;  // the encoding's own options
 };
 Registry<PositionalEntry>& positional_encodings();
+// Builds the encoding registered as `name`; its options missing from options.settings are set to
+// their defaults, and every value is checked against its declaration first.
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, const PositionalOptions& options);
+std::shared_ptr<PositionalEncoding> make_positional_encoding(const PositionalEntry& entry, const PositionalOptions& options);
 std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& name, int64_t d_model, int64_t max_len);
+// The options of the encoding chosen in `chosen` ("positional"), once it is chosen; with
+// chosen = nullptr, those of every registered encoding (for a program's list of flags).
+std::vector<Option> positional_options(const Settings* chosen);
 
-// One line in an encoding's own file registers it; Class is built from (d_model, max_len).
-#define SEQGRAD_REGISTER_POSITIONAL(Class, name, help)                                                     \
-  SEQGRAD_REGISTER(::seqgrad::nn::positional_encodings(),                                                  \
-                   ::seqgrad::nn::PositionalEntry{                                                         \
-                       name, help, [](int64_t d, int64_t n) -> std::shared_ptr<::seqgrad::nn::PositionalEncoding> { \
-                         return std::make_shared<Class>(d, n);                                             \
-                       }})
+// Class is built from a PositionalOptions if it has such a constructor, else from
+// (d_model, max_len), as the encodings that need neither heads nor options are.
+template <class Class>
+std::shared_ptr<PositionalEncoding> build_positional_encoding(const PositionalOptions& o) {
+  if constexpr (std::is_constructible_v<Class, const PositionalOptions&>) return std::make_shared<Class>(o);
+  else return std::make_shared<Class>(o.d_model, o.max_len);
+}
+
+// One line in an encoding's own file registers it; options (optional) lists the Options it
+// declares, which it reads from PositionalOptions::settings.
+//   SEQGRAD_REGISTER_POSITIONAL(Rotary, "rotary", "rotated q and k", nn::number_option("rotary_base", ...));
+#define SEQGRAD_REGISTER_POSITIONAL(Class, name, help, ...)                                                 \
+  SEQGRAD_REGISTER(::seqgrad::nn::positional_encodings(),                                                   \
+                   ::seqgrad::nn::PositionalEntry{name, help,                                               \
+                                                  ::seqgrad::nn::build_positional_encoding<Class>,          \
+                                                  std::vector<::seqgrad::nn::Option>{__VA_ARGS__}})
 
 // The (height, width, C) table for a grid, C even: the first C/2 features of cell (r, c) are
 // row r of the 1-D table of width C/2, the last C/2 are row c of the same table:

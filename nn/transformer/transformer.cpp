@@ -239,9 +239,14 @@ Transformer::Transformer(const TransformerOptions& o) : options(o) {
   };
   src_embed = register_module("src_embed", make_table(o.src_vocab));
   tgt_embed = o.share_embeddings ? src_embed : register_module("tgt_embed", make_table(o.tgt_vocab));
-  pos_encoding = register_module("pos_encoding", make_positional_encoding(o.positional, C, o.max_len));
+  pos_encoding = register_module(
+      "pos_encoding", make_positional_encoding(o.positional, PositionalOptions(C, o.max_len, o.nhead, o.positional_settings)));
   encoder = register_module("encoder", std::make_shared<TransformerEncoder>(layer, o.num_encoder_layers));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(layer, o.num_decoder_layers));
+  // The encoding reaches inside self-attention (attention_hook.h): the encoder's sees both
+  // ways, the decoder's is causal. Sinusoidal and learned give neither a bias nor a transform.
+  for (const auto& l : *encoder->layers) l->self_attn->attach(pos_encoding, /*causal=*/false);
+  for (const auto& l : *decoder->layers) l->self_attn->attach(pos_encoding, /*causal=*/true);
   generator = register_module("generator", std::make_shared<Linear>(C, o.tgt_vocab));
   // Tied (Press & Wolf, 2017): logits_v = h . e_v + b_v, scoring each word by its own input
   // embedding; the (V, C) table is one parameter, trained by both ends and saved once.
@@ -380,8 +385,8 @@ Tensor Transformer::step(DecoderState& base, const Tensor& tokens) {
 // ================================================================================================
 // The model kind "transformer" (nn/decoding/model_kind.h)
 
-std::vector<Option> transformer_kind_options() {
-  return {layers_option(), dim_option(),
+std::vector<Option> transformer_kind_options(const Settings* chosen) {
+  std::vector<Option> options = {layers_option(), dim_option(),
           integer_option("heads", 4, 1, 64, "attention heads (Transformer)"),
           integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)"), dropout_option(),
           choice_option("positional", "sinusoidal", [] { return positional_encodings().names(); },
@@ -390,6 +395,8 @@ std::vector<Option> transformer_kind_options() {
                                            "post-norm LayerNorm(x + f(x)) (torch's norm_first; steadier without warm-up)"),
           switch_option("tie_embeddings", false, "Transformer: the output projection's weight is the target embedding "
                                                  "table (Press & Wolf, 2017): V x C fewer parameters")};
+  for (Option& o : positional_options(chosen)) options.push_back(std::move(o));  // the encoding's own
+  return options;
 }
 
 void transformer_kind_check(const Settings& s) {
@@ -404,14 +411,14 @@ std::shared_ptr<EncoderDecoder> build_transformer(const Settings& s, const Model
       TransformerOptions(c.src_vocab, c.tgt_vocab).with_d_model(s.integer("dim")).with_nhead(s.integer("heads"))
           .with_num_layers(s.integer("layers")).with_dim_feedforward(s.integer("ffn"))
           .with_dropout(static_cast<real>(s.number("dropout"))).with_positional(s.text("positional"))
-          .with_norm_first(s.on("pre_norm")).with_tie_embeddings(s.on("tie_embeddings"))
+          .with_positional_settings(s).with_norm_first(s.on("pre_norm")).with_tie_embeddings(s.on("tie_embeddings"))
           .with_max_len(c.max_len + 2));  // + <bos> and <eos>
 }
 
 }  // namespace
 
 SEQGRAD_REGISTER_MODEL(ModelKind{"transformer", "the Transformer (Vaswani et al., 2017)",
-                                 [](const Settings*) { return transformer_kind_options(); }, transformer_kind_check,
+                                 transformer_kind_options, transformer_kind_check,
                                  build_transformer})
 
 }  // namespace seqgrad::nn

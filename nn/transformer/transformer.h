@@ -164,6 +164,7 @@ struct TransformerOptions {
   bool share_embeddings = false;  // one table for both sides (needs src_vocab == tgt_vocab)
   bool tie_embeddings = false;    // the generator's weight is the target embedding table (V, C)
   std::string positional = "sinusoidal";  // a registered positional encoding (positional.h)
+  Settings positional_settings;           // its options' values (missing ones: their defaults)
   int64_t max_len = 256;  // longest sequence the positional encoding covers
 
   TransformerOptions& with_d_model(int64_t v) { d_model = v; return *this; }
@@ -177,6 +178,7 @@ struct TransformerOptions {
   TransformerOptions& with_share_embeddings(bool v) { share_embeddings = v; return *this; }
   TransformerOptions& with_tie_embeddings(bool v) { tie_embeddings = v; return *this; }
   TransformerOptions& with_positional(std::string v) { positional = std::move(v); return *this; }
+  TransformerOptions& with_positional_settings(Settings v) { positional_settings = std::move(v); return *this; }
   TransformerOptions& with_max_len(int64_t v) { max_len = v; return *this; }
   TransformerLayerOptions layer() const;
 };
@@ -193,7 +195,9 @@ struct TransformerStep {
 };
 
 // Embeddings (times sqrt(C)) + positional encoding -> encoder; the same for the target ->
-// decoder (causal) reading the memory -> Linear to V logits. As torch.nn.Transformer, the
+// decoder (causal) reading the memory -> Linear to V logits. The positional encoding is also
+// the hook (attention_hook.h) of every self-attention layer, the decoder's as causal; not of
+// the encoder-decoder attention, whose keys are the source's positions, not the target's. As torch.nn.Transformer, the
 // encoder and decoder stacks end in a LayerNorm. Token id 0 is <pad> (io/special_tokens.h).
 class Transformer : public Module, public EncoderDecoder {
  public:
@@ -252,8 +256,9 @@ class Transformer : public Module, public EncoderDecoder {
 
 // The options of the model kinds built of Transformer layers ("transformer", and "lm",
 // language_model.h): --layers --dim --heads --ffn --dropout --positional --pre-norm
-// --tie-embeddings, and their rule (dim a multiple of heads).
-std::vector<Option> transformer_kind_options();
+// --tie-embeddings and the chosen encoding's own options (positional_options: every
+// encoding's, with chosen = nullptr), and their rule (dim a multiple of heads).
+std::vector<Option> transformer_kind_options(const Settings* chosen);
 void transformer_kind_check(const Settings& settings);
 
 // (T, past + T): 1 where query t (position past + t) would see a later position. causal_mask(T)

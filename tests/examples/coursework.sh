@@ -1,8 +1,11 @@
 #!/bin/sh
-# tests/examples/coursework.sh - a student's new score, cell, optimizer and schedule, each one file
-# outside the library, plug into the tool: built in with EXTRA=, listed by --help, trained by
-# `seqgrad train` (and they learn), their own options (--temperature, --lion-beta2, --gamma) saved
-# and read back, and refused where they do not apply.
+# tests/examples/coursework.sh - a student's new score, cell, optimizer, schedule and task, each one
+# file outside the library, plug into the tool: built in with EXTRA=, listed by --help, trained by
+# `seqgrad train` (and they learn), their own options (--temperature, --lion-beta2, --gamma,
+# --digits) saved and read back, and refused where they do not apply. The same for three
+# positional encodings that work inside attention (ALiBi, T5 buckets, rotary), and the library's
+# tests of every registered encoding (tests/nn/test_attention_bias.cpp,
+# test_grad_attention_bias.cpp) run once more with the three linked in, in float32 and float64.
 #
 #   sh tests/examples/coursework.sh [BUILD]        (`make test` runs it; BUILD defaults to build)
 #
@@ -18,20 +21,46 @@ trap 'rm -rf "$W"' EXIT INT TERM
 failures=0
 fail() { echo "coursework: $*" >&2; failures=$((failures + 1)); }
 
-make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp" "$SEQ" >"$W/make.log" 2>&1 ||
+POSITIONAL="$DIR/alibi.cpp $DIR/t5_bias.cpp $DIR/rotary.cpp"
+OTHERS="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp"
+make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$OTHERS $POSITIONAL" "$SEQ" >"$W/make.log" 2>&1 ||
   { cat "$W/make.log" >&2; echo "coursework: building the tool with the coursework failed" >&2; exit 1; }
+
+# The generic tests of positional encodings, with the three encodings linked in: shapes, absolute
+# positions, cached == uncached, learning, save/load (float32), gradchecks (float32 and float64).
+P_OBJS="" P_OBJS64=""
+for f in $POSITIONAL; do
+  P_OBJS="$P_OBJS $BUILD/obj/${f%.cpp}.o"
+  P_OBJS64="$P_OBJS64 $BUILD/obj64/${f%.cpp}.o"
+done
+T_OBJS="$BUILD/obj/tests/main.o $BUILD/obj/tests/nn/test_attention_bias.o $BUILD/obj/tests/nn/test_grad_attention_bias.o"
+T_OBJS64="$BUILD/obj64/tests/main.o $BUILD/obj64/tests/nn/test_grad_attention_bias.o"
+# shellcheck disable=SC2086
+make --no-print-directory -s BUILD="$BUILD" $P_OBJS $P_OBJS64 $T_OBJS $T_OBJS64 "$BUILD/libseqgrad.a" "$BUILD/libseqgrad64.a" \
+  >"$W/make-tests.log" 2>&1 ||
+  { cat "$W/make-tests.log" >&2; echo "coursework: building the positional tests failed" >&2; exit 1; }
+whole() { echo "-Wl,--whole-archive $1 -Wl,--no-whole-archive"; }
+# shellcheck disable=SC2046,SC2086
+${CXX:-g++} $T_OBJS $P_OBJS $(whole "$BUILD/libseqgrad.a") -pthread -o "$W/test_positional" &&
+  ${CXX:-g++} $T_OBJS64 $P_OBJS64 $(whole "$BUILD/libseqgrad64.a") -pthread -o "$W/test_positional64" ||
+  { echo "coursework: linking the positional tests failed" >&2; exit 1; }
+for t in test_positional test_positional64; do
+  "$W/$t" >"$W/$t.log" 2>&1 ||
+    { cat "$W/$t.log" >&2; fail "$t: the tests of every registered encoding fail with ALiBi, T5 and rotary linked in"; }
+done
 
 # --help lists them: the score, the cell's two models, the score's own option.
 "$SEQ" train --help >"$W/help" 2>&1 || fail "seqgrad train --help failed"
-for word in "distance" "mgu, mgu-attn" "--temperature" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" "addition:" "--digits"; do
+for word in "distance" "mgu, mgu-attn" "--temperature" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" \
+  "addition:" "--digits" "alibi" "rotary" "t5" "--alibi-max-bias" "--buckets" "--max-distance" "--rotary-base"; do
   grep -q -- "$word" "$W/help" || fail "seqgrad train --help does not list '$word'"
 done
 
 # Trains and learns: the last epoch's validation loss is well below the first's.
-lr=0.01
-learns() {  # NAME ARGS...: train on reversing 3..6 tokens at rate $lr; the loss must fall by a third
+LR=0.01
+learns() {  # NAME ARGS...: train on reversing 3..6 tokens; the loss must fall by a third
   name=$1; shift
-  "$SEQ" train --task reverse --n 1500 --min-len 3 --max-len 6 --hidden 48 --dim 24 --layers 1 --epochs 6 --lr "$lr" \
+  "$SEQ" train --task reverse --n 1500 --min-len 3 --max-len 6 --dim 24 --layers 1 --epochs 6 --lr "$LR" \
     --batch 32 --threads 1 --out "$W/$name.safetensors" "$@" >"$W/$name.out" 2>&1 ||
     { fail "$name: seqgrad train $* failed: $(tail -1 "$W/$name.out")"; return; }
   first=$(grep -o 'valid_loss=[0-9.]*' "$W/$name.out" | head -1 | cut -d= -f2)
@@ -40,13 +69,35 @@ learns() {  # NAME ARGS...: train on reversing 3..6 tokens at rate $lr; the loss
     fail "$name: validation loss went from $first to $last, not down by a third"
   echo "coursework: $name: valid_loss $first -> $last"
 }
-learns distance --arch lstm-attn --attention distance --temperature 2
-learns mgu --arch mgu
-learns mgu-attn --arch mgu-attn
-lr=0.002  # (Lion's sign steps want a rate several times below Adam's)
-learns lion --arch gru-attn --optimizer lion --lion-beta2 0.98
-lr=0.01
-learns step --arch gru-attn --schedule step --step-size 100 --gamma 0.5
+learns distance --arch lstm-attn --hidden 48 --attention distance --temperature 2
+learns mgu --arch mgu --hidden 48
+learns mgu-attn --arch mgu-attn --hidden 48
+# The three encodings, each in a small Transformer, at a smaller rate.
+LR=0.003
+for p in alibi t5 rotary; do
+  learns "$p" --arch transformer --positional "$p" --heads 2 --ffn 64 --dropout 0
+done
+LR=0.002  # (Lion's sign steps want a rate several times below Adam's)
+learns lion --arch gru-attn --hidden 48 --optimizer lion --lion-beta2 0.98
+LR=0.01
+learns step --arch gru-attn --hidden 48 --schedule step --step-size 100 --gamma 0.5
+
+# The encodings' options are in the checkpoints, and each checkpoint translates (cached decoding
+# equal to uncached is tested above, in test_attention_bias.cpp).
+"$SEQ" train --task reverse --n 300 --min-len 3 --max-len 6 --dim 24 --layers 1 --epochs 1 --heads 2 --ffn 32 --threads 1 \
+  --arch transformer --positional t5 --buckets 8 --max-distance 20 --out "$W/t5opts.safetensors" >/dev/null 2>&1 ||
+  fail "training with --buckets 8 --max-distance 20 failed"
+head -c 4096 "$W/t5opts.safetensors" | grep -q 'buckets\\":8' || fail "the t5 model's configuration does not hold \"buckets\": 8"
+head -c 4096 "$W/t5opts.safetensors" | grep -q 'max_distance\\":20' ||
+  fail "the t5 model's configuration does not hold \"max_distance\": 20"
+for p in alibi t5 rotary t5opts; do
+  "$SEQ" translate --model "$W/$p.safetensors" "a b c d" >/dev/null 2>&1 || fail "translating with the $p model failed"
+done
+# An encoding's option is refused where it does not apply (a model with another encoding).
+"$SEQ" train --task reverse --arch transformer --positional sinusoidal --alibi-max-bias 4 --out "$W/x.safetensors" \
+  >/dev/null 2>"$W/err"
+[ $? -eq 2 ] && grep -q -- "--alibi-max-bias does not apply to --arch transformer" "$W/err" ||
+  fail "--alibi-max-bias with --positional sinusoidal is not refused: $(cat "$W/err")"
 
 # The task generates what it says (each target the sum of its source), at most --digits digits.
 "$SEQ" data --task addition --n 200 --digits 2 --seed 3 >"$W/add.tsv" 2>&1 || fail "seqgrad data --task addition failed"
@@ -93,5 +144,6 @@ if [ -x "$BUILD/seqgrad" ]; then
     fail "loading a distance-score model without the score: $(cat "$W/err")"
 fi
 
-[ "$failures" -eq 0 ] && echo "coursework: a new score, cell, optimizer and schedule, each one file, trained through seqgrad train"
+[ "$failures" -eq 0 ] && echo "coursework: a new score, cell, optimizer, schedule and task and three positional" \
+  "encodings, each one file, trained through seqgrad train"
 [ "$failures" -eq 0 ]

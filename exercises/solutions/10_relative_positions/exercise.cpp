@@ -2,27 +2,23 @@
 #include "exercise.h"
 
 #include <algorithm>
-#include <cmath>
 
 using namespace seqgrad;
 
-nn::AttentionResult relative_attention(const Variable& q, const Variable& k, const Variable& v, const Variable& bias,
-                                       int64_t K, const Tensor& mask) {
-  check(bias.dim() == 1 && bias.size(0) == 2 * K + 1, "relative_attention: expected a bias (", 2 * K + 1,
-        ") for K = ", K, ", got ", bias.shape());
-  const int64_t T = q.size(-2), S = k.size(-2);
-  // The bucket of every (t, s) pair: clip(s - t, -K, K) + K, in [0, 2K].
+Variable relative_bias(const Variable& w, int64_t K, int64_t query_first, int64_t T, int64_t key_first, int64_t S) {
+  check(w.dim() == 2 && w.size(1) == 2 * K + 1, "relative_bias: expected w (NH, ", 2 * K + 1, ") for K = ", K, ", got ",
+        w.shape());
+  // The bucket of every (t, s) pair: clip(j - i, -K, K) + K in [0, 2K], with i and j absolute.
   Tensor bucket = Tensor::empty({T * S});
   for (int64_t t = 0; t < T; ++t)
-    for (int64_t s = 0; s < S; ++s) bucket.data()[t * S + s] = static_cast<real>(std::clamp(s - t, -K, K) + K);
-  const Variable table = reshape(index_select(bias, 0, bucket), {T, S});  // (T, S), differentiable in bias
-  const Variable scores = matmul(q, k, false, /*trans_b=*/true) / std::sqrt(static_cast<real>(q.size(-1))) +
-                          table;  // (..., T, S)
-  nn::AttentionResult r;
-  r.weights = nn::masked_softmax(scores, mask);  // (..., T, S)
-  r.context = matmul(r.weights, v);              // (..., T, HS)
-  return r;
+    for (int64_t s = 0; s < S; ++s)
+      bucket.data()[t * S + s] = static_cast<real>(std::clamp((key_first + s) - (query_first + t), -K, K) + K);
+  return reshape(index_select(w, 1, bucket), {w.size(0), T, S});  // (NH, T S) -> (NH, T, S), differentiable in w
 }
+
+// Given: the line that makes "relative" a positional encoding (nn/transformer/positional.h).
+SEQGRAD_REGISTER_POSITIONAL(RelativePositions, "relative", "a learned bias per head and clipped distance (exercise 10)")
+
 // Absolute positions: the bias alone cannot tell "the first word" from "the fifth": every
 // token sees the same pattern of distances around it. A model that needs absolute facts (the
 // sentence start, the slot of a date) needs absolute positions too, unless the <bos> token or

@@ -45,6 +45,9 @@ Variable rotary(const Variable& x, int64_t offset) {
     n.add_grad(0, rotate_pairs(dy, cos, sin, -1));
   });
 }
+// Given: the line that makes "rope" a positional encoding (nn/transformer/positional.h).
+SEQGRAD_REGISTER_POSITIONAL(RotaryPositions, "rope", "q and k rotated pair by pair by position (exercise 15)")
+
 // The question: the score is q^T R(m w)^T R(n w) k = q^T R((n - m) w) k, because rotations by
 // angles compose by adding them. Distance enters the dot product itself, with no parameter to
 // learn; exercise 10's table had to learn one number per clipped distance.
