@@ -126,21 +126,27 @@ TEST_CASE("indrnn: gradcheck of the step with respect to its input, the state, W
   }
 }
 
-TEST_CASE("indrnn: no dead parameter entries; every entry of an indrnn-attn model's cells gets a gradient") {
+TEST_CASE("indrnn: no dead parameter entries; with every unit active, each entry of the cells moves the loss") {
   manual_seed(4);
   const auto model = build("indrnn-attn", {{"hidden", io::Json(6)}, {"dim", io::Json(5)}, {"layers", io::Json(2)},
                                            {"bidirectional", io::Json(true)}, {"dropout", io::Json(0)}});
   nn::Module& m = model->module();
+  auto of_cell = [](const std::string& name) { return name.rfind("encoder.rnn.", 0) == 0 || name.rfind("cell.", 0) == 0; };
+  // Every unit active: with b_ih = 20 and W_ih >= 0 (|W_ih| <= 1/sqrt(6)), each pre-activation
+  // is positive (u >= 0 at the start, h >= 0), so no relu is shut at this point. A shut unit
+  // passes no gradient whatever its weights; a dead weight never passes any.
+  for (auto& [name, p] : m.named_parameters()) {
+    if (of_cell(name) && name.find("bias_ih") != std::string::npos) p.value().fill_(20);
+    if (of_cell(name) && name.find("weight_ih") != std::string::npos) p.value().copy_(abs(p.value()));
+  }
   const data::Batch b = copy_batch(8);
   m.zero_grad();
   model->training_loss(b.src, b.src_lengths, b.tgt_in, b.tgt_lengths, b.tgt_out, nn::CrossEntropyOptions().with_ignore_index(0))
       .backward();
-  // The recurrent parameters, counted: what IndRNN's equations use, and what the four-weight
-  // layout (weight_hh (H, H) with u on its diagonal, and a bias_hh) held besides.
+  // The recurrent parameters, counted: what IndRNN's equations use, each entry with a gradient.
   int64_t recurrent = 0, recurrent_entries = 0;
   for (auto& [name, p] : m.named_parameters()) {
-    const bool of_cell = name.rfind("encoder.rnn.", 0) == 0 || name.rfind("cell.", 0) == 0;
-    if (!of_cell) continue;
+    if (!of_cell(name)) continue;
     CAPTURE(name);
     REQUIRE(p.grad().defined());
     CHECK(sum(eq(p.grad(), scalar(0))).item() == 0);  // every entry moves the loss
@@ -148,7 +154,8 @@ TEST_CASE("indrnn: no dead parameter entries; every entry of an indrnn-attn mode
     recurrent_entries += p.numel();
   }
   // Encoder: 2 layers x 2 directions, W_ih (6, 5) and (6, 12), u (6), b (6); decoder cell (Luong:
-  // it reads [y; h~], 5 + 6): W_ih (6, 11), u (6), b (6).
+  // it reads [y; h~], 5 + 6): W_ih (6, 11), u (6), b (6). PyTorch's layout would add a
+  // weight_hh (6, 6) and a bias_hh (6) to each of the five: 5 x (36 + 6 - 6) = 180 entries more.
   CHECK(recurrent == 3 * 4 + 3);
   const int64_t encoder = 2 * (6 * 5 + 6 + 6) + 2 * (6 * 12 + 6 + 6), decoder = 6 * 11 + 6 + 6;
   CHECK(recurrent_entries == encoder + decoder);
@@ -163,7 +170,7 @@ TEST_CASE("indrnn: --indrnn-clip is an option of the indrnn models alone, kept i
   CHECK(s.number("indrnn_clip") == 0.5);
   // The clip reaches the cells: the layers and the decoder's cell say so.
   const auto model = build("indrnn-attn", {{"indrnn_clip", io::Json(0.25)}, {"hidden", io::Json(4)}, {"dim", io::Json(4)}});
-  CHECK(model->module().to_string().find("IndRNN(4, 4, num_layers=2, clip=0.25)") != std::string::npos);
+  CHECK(model->module().to_string().find("IndRNN(4, 4, num_layers=2, dropout=0.1, clip=0.25)") != std::string::npos);
   CHECK(model->module().to_string().find("IndRNNCell(8, 4, clip=0.25)") != std::string::npos);
   // Another cell's model does not take it; every model's help lists it (options with chosen = null).
   settings_of("lstm-attn", {}, &taken);
@@ -173,7 +180,7 @@ TEST_CASE("indrnn: --indrnn-clip is an option of the indrnn models alone, kept i
   CHECK(std::any_of(all.begin(), all.end(), [](const nn::Option& o) { return o.key == "indrnn_clip"; }));
   // Out of its range: refused, naming the flag and the range.
   CHECK_THROWS_WITH_AS(settings_of("indrnn-attn", {{"indrnn_clip", io::Json(0)}}),
-                       "--indrnn-clip must be a number from 0.01 to 100, got 0", std::invalid_argument);
+                       "--indrnn-clip must be a number from 0.01 to 100, got 0", std::runtime_error);
 }
 
 TEST_CASE("indrnn: it learns to copy, and a saved model loads to the same outputs") {
