@@ -22,25 +22,23 @@
 using namespace seqgrad;
 
 // [docs:indrnn_cell]
-// What one layer and direction holds (C: its input width). u starts in U(0, min(1, clip)):
-// every unit begins by keeping part of its state, inside the bound.
-std::vector<nn::CellParameter> indrnn_parameters(int64_t input_size, int64_t hidden_size, bool bias, double clip) {
-  auto keep_some = [clip](Tensor& u) { nn::init::uniform_(u, 0, static_cast<real>(std::min(1.0, clip))); };
-  std::vector<nn::CellParameter> p{{"weight_ih", {hidden_size, input_size}, nullptr},  // W_ih, PyTorch's init
-                                   {"weight_hh", {hidden_size}, keep_some}};            // u: one per unit
-  if (bias) p.push_back({"bias_ih", {hidden_size}, nullptr});
-  return p;
+// What one layer and direction holds (C: its input width), given the cell's settings. u starts
+// in U(0, min(1, clip)): every unit begins by keeping part of its state, inside the bound.
+nn::CellParameters indrnn_parameters(const nn::Settings& settings) {
+  const real start = static_cast<real>(std::min(1.0, settings.number("indrnn_clip")));
+  return [start](int64_t input_size, int64_t hidden_size, bool bias) {
+    auto keep_some = [start](Tensor& u) { nn::init::uniform_(u, 0, start); };
+    std::vector<nn::CellParameter> p{{"weight_ih", {hidden_size, input_size}, nullptr},  // W_ih, PyTorch's init
+                                     {"weight_hh", {hidden_size}, keep_some}};            // u: one per unit
+    if (bias) p.push_back({"bias_ih", {hidden_size}, nullptr});                          // b_ih
+    return p;
+  };
 }
 
 class IndRNNCell : public nn::RecurrentCell {
  public:
   explicit IndRNNCell(const nn::CellOptions& o)
-      : nn::RecurrentCell("IndRNNCell", o, [clip = clip_of(o.settings)](int64_t in, int64_t hidden, bool bias) {
-          return indrnn_parameters(in, hidden, bias, clip);
-        }),
-        clip(clip_of(o.settings)) {}
-
-  static double clip_of(const nn::Settings& s) { return s.number("indrnn_clip"); }
+      : nn::RecurrentCell("IndRNNCell", o, indrnn_parameters(o.settings)), clip(o.settings.number("indrnn_clip")) {}
 
   // One step from gx = x W_ih^T + b_ih (B, H): h' = relu(gx + clip(u) * h).
   static nn::RNNState step(const Variable& gx, const nn::RNNState& s, const nn::CellWeights& w, double clip) {
@@ -63,10 +61,7 @@ class IndRNNCell : public nn::RecurrentCell {
 class IndRNN : public nn::RecurrentLayer {
  public:
   explicit IndRNN(const nn::RNNOptions& o)
-      : nn::RecurrentLayer("IndRNN", o, [clip = IndRNNCell::clip_of(o.settings)](int64_t in, int64_t hidden, bool bias) {
-          return indrnn_parameters(in, hidden, bias, clip);
-        }),
-        clip(IndRNNCell::clip_of(o.settings)) {}
+      : nn::RecurrentLayer("IndRNN", o, indrnn_parameters(o.settings)), clip(o.settings.number("indrnn_clip")) {}
   std::string extra_repr() const override { return RecurrentLayer::extra_repr() + cat(", clip=", clip); }
 
   double clip;
