@@ -145,7 +145,9 @@ TEST_CASE("indrnn: no dead parameter entries; with every unit active, each entry
       .backward();
   // The recurrent parameters, counted: what IndRNN's equations use, each entry with a gradient.
   int64_t recurrent = 0, recurrent_entries = 0;
-  for (auto& [name, p] : m.named_parameters()) {
+  for (const auto& named : m.named_parameters()) {
+    const std::string& name = named.first;
+    const Variable& p = named.second;
     if (!of_cell(name)) continue;
     CAPTURE(name);
     REQUIRE(p.grad().defined());

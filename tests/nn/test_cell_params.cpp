@@ -123,13 +123,15 @@ TEST_CASE("it learns: a declared cell remembers the token from two steps back") 
 TEST_CASE("rnn, lstm and gru declare PyTorch's four, drawn in PyTorch's order") {
   // The same numbers as a layer that declares pytorch_parameters itself: the declaration
   // changes neither names nor the order the generator is drawn in.
-  for (const auto& [gates, cell] : std::vector<std::pair<int64_t, std::string>>{{1, "rnn"}, {4, "lstm"}, {3, "gru"}}) {
+  for (const auto& gates_and_cell : std::vector<std::pair<int64_t, std::string>>{{1, "rnn"}, {4, "lstm"}, {3, "gru"}}) {
+    const int64_t gates = gates_and_cell.first;
+    const std::string& cell = gates_and_cell.second;
     CAPTURE(cell);
     manual_seed(5);
     const auto built_in = nn::make_recurrent_layer(cell, nn::RNNOptions(3, 2).with_num_layers(2).with_bidirectional(true));
     manual_seed(5);
     const Declared declared(nn::RNNOptions(3, 2).with_num_layers(2).with_bidirectional(true),
-                            [gates = gates](int64_t in, int64_t hidden, bool bias) {
+                            [gates](int64_t in, int64_t hidden, bool bias) {
                               return nn::pytorch_parameters(gates, in, hidden, bias);
                             });
     const auto a = built_in->named_parameters(), b = declared.named_parameters();
