@@ -26,7 +26,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
                                                                        .with_embed_dim(E)
                                                                        .with_hidden_size(H)
                                                                        .with_num_layers(o.num_layers)
-                                                                       .with_cell(o.cell)
+                                                                       .with_cell(o.cell, o.cell_settings)
                                                                        .with_bidirectional(o.bidirectional)
                                                                        .with_dropout(o.dropout)));
   const int64_t M = encoder->output_size();  // memory width: H, or 2H for a bidirectional encoder
@@ -34,7 +34,8 @@ AttentionSeq2Seq::AttentionSeq2Seq(const AttentionSeq2SeqOptions& o) : options(o
   embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, E, /*padding_idx=*/0));
   const bool luong = o.style == AttentionStyle::Luong;
   // Bahdanau's RNN reads [y; c_t]; Luong's reads [y; h~_{t-1}] (input feeding).
-  cell = register_module("cell", make_recurrent_cell(o.cell, luong ? E + H : E + M, H));
+  cell = register_module("cell", make_recurrent_cell(o.cell, CellOptions(luong ? E + H : E + M, H)
+                                                                  .with_settings(o.cell_settings)));
   score = register_module("score", make_score(o.score, ScoreOptions(H, M).with_attention_size(o.attention_size)
                                                          .with_max_positions(o.max_source_len)
                                                          .with_settings(o.score_settings)));
@@ -489,6 +490,7 @@ std::vector<Option> attention_options(const Settings* chosen) {
     o.push_back(size);
   }
   for (const Option& extra : score_options(chosen)) o.push_back(extra);
+  for (const Option& extra : cell_options(chosen)) o.push_back(extra);  // the cell's own (model_kind.h)
   return o;
 }
 
@@ -524,7 +526,7 @@ void check_attention(const Settings& s) {
 std::shared_ptr<EncoderDecoder> build_attention(const Settings& s, const ModelContext& c) {
   const std::string window = s.text("window");
   return std::make_shared<AttentionSeq2Seq>(
-      AttentionSeq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell()).with_num_layers(s.integer("layers"))
+      AttentionSeq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell(), s).with_num_layers(s.integer("layers"))
           .with_hidden_size(s.integer("hidden")).with_embed_dim(s.integer("dim")).with_bidirectional(s.on("bidirectional"))
           .with_dropout(static_cast<real>(s.number("dropout"))).with_score(s.text("attention"), s)
           .with_attention_size(s.has("attention_size") ? s.integer("attention_size") : 0).with_max_source_len(c.max_len)

@@ -36,7 +36,8 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab) : src_vocab(src_vocab), tgt_vocab(tgt_vocab) {}
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;  // num_layers: encoder only
-  std::string cell = "gru";  // the decoder's and encoder's cell: "rnn", "lstm" or "gru"
+  std::string cell = "gru";  // the decoder's and encoder's cell: "rnn", "lstm", "gru", ... (rnn.h)
+  Settings cell_settings;    // the cell's own options, if it has any (defaults otherwise)
   bool bidirectional = false;  // encoder
   AttentionStyle style = AttentionStyle::Luong;
   std::string score = "general";  // a registered score's name (attention.h)
@@ -52,7 +53,11 @@ struct AttentionSeq2SeqOptions {
   AttentionSeq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   AttentionSeq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   AttentionSeq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
-  AttentionSeq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
+  AttentionSeq2SeqOptions& with_cell(std::string v, Settings s = {}) {
+    cell = std::move(v);
+    cell_settings = std::move(s);
+    return *this;
+  }
   AttentionSeq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   AttentionSeq2SeqOptions& with_style(AttentionStyle v) { style = v; return *this; }
   AttentionSeq2SeqOptions& with_score(std::string v, Settings s = {}) {

@@ -1,6 +1,8 @@
 // nn/decoding/model_kind.cpp - finding a model kind by name, and resolving the options it takes.
 #include "nn/decoding/model_kind.h"
 
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "nn/attention/attention.h"
@@ -56,7 +58,24 @@ std::vector<std::string> model_names() {
 
 const ModelKind& model_kind(const std::string& name) {
   if (const ModelKind* k = model_kinds().find(name)) return *k;
-  if (const ModelKind* k = per_cell_kind(name, nullptr)) return *k;
+  std::string cell;
+  if (const ModelKind* k = per_cell_kind(name, &cell)) {
+    // The "{cell}" kind once more, its options function told the cell ("cell" in `chosen`), so
+    // that it can take the cell's own options (cell_options). Made once per name, and kept.
+    static std::mutex mutex;
+    static std::map<std::string, ModelKind> made;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto there = made.find(name);
+    if (there != made.end()) return there->second;
+    ModelKind for_cell = *k;
+    for_cell.options = [options = k->options, cell](const Settings* chosen) {
+      if (!chosen) return options(nullptr);
+      Settings with_cell = *chosen;
+      with_cell.set("cell", cell);
+      return options(&with_cell);
+    };
+    return made.emplace(name, std::move(for_cell)).first->second;
+  }
   throw std::invalid_argument(cat("expected a model named ", join_names(model_names()), ", got '", name, "'"));
 }
 
@@ -110,6 +129,16 @@ std::vector<Option> score_options(const Settings* chosen) {
   std::set<std::string> keys;
   for (const std::string& name : scores().names())
     for (const Option& o : scores().get(name).options)
+      if (keys.insert(o.key).second) all.push_back(o);
+  return all;
+}
+
+std::vector<Option> cell_options(const Settings* chosen) {
+  if (chosen) return chosen->has("cell") ? cells().get(chosen->text("cell")).options : std::vector<Option>{};
+  std::vector<Option> all;
+  std::set<std::string> keys;
+  for (const std::string& name : cells().names())
+    for (const Option& o : cells().get(name).options)
       if (keys.insert(o.key).second) all.push_back(o);
   return all;
 }

@@ -10,7 +10,11 @@
 //
 // A kind whose name holds "{cell}" is one kind per registered recurrent cell (nn/recurrent/rnn.h):
 // "{cell}-attn" is "rnn-attn", "lstm-attn", "gru-attn", and "mgu-attn" as soon as a cell named
-// "mgu" registers. Register a kind from its model's own file:
+// "mgu" registers. Such a kind is one set of options for all its cells, and the cell brings its
+// own (an IndRNN's --indrnn-clip) the way a score does: model_kind("indrnn-attn") is the
+// "{cell}-attn" kind whose options function sees the cell's name in `chosen`, under "cell",
+// and the kind's list takes cell_options(chosen). ("cell" is not an option: the model's name
+// holds it, so a checkpoint's configuration does not repeat it.) Register a kind from its model's own file:
 //   SEQGRAD_REGISTER_MODEL(ModelKind{"transformer", "the Transformer (Vaswani et al., 2017)",
 //                                    transformer_options, transformer_check, build_transformer});
 // Read first: nn/core/registry.h, encoder_decoder.h.
@@ -38,7 +42,8 @@ struct ModelContext {
 struct ModelKind {
   std::string name, help;
   // The options taken, given `chosen`: the values of the options this function returned
-  // before (start: none). Called again as values come in, until the list stops growing.
+  // before (start: none; a "{cell}" kind's also hold "cell", the cell its name asks for).
+  // Called again as values come in, until the list stops growing.
   // With chosen = nullptr: every option the kind could ever take (for a program's flag list).
   std::function<std::vector<Option>(const Settings* chosen)> options;
   // The rules between options; throws a message naming the flags ("--dim (6) must be a
@@ -51,7 +56,8 @@ Registry<ModelKind>& model_kinds();
 // Every name a model can be asked for, "{cell}" kinds expanded with every registered cell,
 // in alphabetical order.
 std::vector<std::string> model_names();
-// The kind that builds `name` (a "{cell}" kind for "lstm-attn"), or an error listing them all.
+// The kind that builds `name`, or an error listing them all. For "lstm-attn", the "{cell}-attn"
+// kind (its name stays "{cell}-attn") with "cell": "lstm" in what its options function sees.
 const ModelKind& model_kind(const std::string& name);
 
 // The options `kind` takes and their values: each found by `value` (which returns null for an
@@ -71,6 +77,9 @@ Option attention_option();     // attention: a registered score's name (attentio
 // The options of the score chosen in `chosen` ("attention"), if it has been chosen yet; with
 // chosen = nullptr, those of every registered score.
 std::vector<Option> score_options(const Settings* chosen);
+// The options of the cell in `chosen` ("cell", which model_kind puts there for a "{cell}"
+// kind); with chosen = nullptr, those of every registered cell.
+std::vector<Option> cell_options(const Settings* chosen);
 
 #define SEQGRAD_REGISTER_MODEL(...) SEQGRAD_REGISTER(::seqgrad::nn::model_kinds(), __VA_ARGS__)
 

@@ -32,7 +32,7 @@ class GRU : public RecurrentLayer {
 
  protected:
   RNNState cell_step(const Variable& gx, const RNNState& s, const Weights& w) const override {
-    return GRUCell::step(gx, s, w.w_hh, w.b_hh);
+    return GRUCell::step(gx, s, w["weight_hh"], w.optional("bias_hh"));
   }
 };
 

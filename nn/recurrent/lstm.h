@@ -38,7 +38,7 @@ class LSTM : public RecurrentLayer {
 
  protected:
   RNNState cell_step(const Variable& gx, const RNNState& s, const Weights& w) const override {
-    return LSTMCell::step(gx, s, w.w_hh, w.b_hh);
+    return LSTMCell::step(gx, s, w["weight_hh"], w.optional("bias_hh"));
   }
 };
 

@@ -1,6 +1,7 @@
 // nn/recurrent/rnn.cpp - what every cell and layer shares, the plain RNN cell, and the loop over time.
 #include "nn/recurrent/rnn.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/core/init.h"
@@ -19,6 +20,46 @@ Tensor uniform_init(const Shape& shape, int64_t hidden) {
   return t;
 }
 
+// A declared parameter's first value: its own init, or PyTorch's uniform.
+Tensor initial_value(const CellParameter& p, int64_t hidden) {
+  if (!p.init) return uniform_init(p.shape, hidden);
+  Tensor t = Tensor::empty(p.shape);
+  p.init(t);
+  return t;
+}
+
+// A cell's declaration, checked: names given once, and the input's projection there, weight_ih
+// (K, C) with bias_ih (K) if any. `who` names the cell or layer in messages.
+std::vector<CellParameter> checked(const char* who, std::vector<CellParameter> params, int64_t input_size) {
+  const CellParameter* w_ih = nullptr;
+  const CellParameter* b_ih = nullptr;
+  for (size_t i = 0; i < params.size(); ++i) {
+    check(!params[i].name.empty(), who, ": expected every declared parameter to have a name, got one without");
+    for (size_t j = 0; j < i; ++j)
+      check(params[j].name != params[i].name, who, ": expected each parameter declared once, got '", params[i].name,
+            "' twice");
+    if (params[i].name == "weight_ih") w_ih = &params[i];
+    if (params[i].name == "bias_ih") b_ih = &params[i];
+  }
+  check(w_ih != nullptr, who, ": expected the declared parameters to include weight_ih (K, ", input_size,
+        "), the input's projection, got none");
+  check(w_ih->shape.size() == 2 && w_ih->shape[1] == input_size, who, ": expected weight_ih of shape (K, ", input_size,
+        "), got ", w_ih->shape);
+  if (b_ih)
+    check(b_ih->shape == Shape{w_ih->shape[0]}, who, ": expected bias_ih of shape [", w_ih->shape[0],
+          "] (one per row of weight_ih), got ", b_ih->shape);
+  return params;
+}
+
+// The matrices a step multiplies by: every parameter with two axes but the input's projection
+// (W_hh for rnn, lstm and gru). A layer packs each once for its whole loop over time.
+std::vector<Variable> per_step_matrices(const CellWeights& w) {
+  std::vector<Variable> out;
+  for (size_t i = 0; i < w.names().size(); ++i)
+    if (w.names()[i] != "weight_ih" && w.values()[i].dim() == 2) out.push_back(w.values()[i]);
+  return out;
+}
+
 }  // namespace
 
 Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh, const Variable& b_hh) {
@@ -26,19 +67,57 @@ Variable add_hidden(const Variable& gx, const Variable& h, const Variable& w_hh,
 }
 
 // ================================================================================================
+// A cell's parameters
+
+std::vector<CellParameter> pytorch_parameters(int64_t gates, int64_t input_size, int64_t hidden_size, bool bias) {
+  const int64_t G = gates * hidden_size;
+  std::vector<CellParameter> p{{"weight_ih", {G, input_size}, nullptr}, {"weight_hh", {G, hidden_size}, nullptr}};
+  if (bias) {
+    p.push_back({"bias_ih", {G}, nullptr});
+    p.push_back({"bias_hh", {G}, nullptr});
+  }
+  return p;
+}
+
+void CellWeights::add(std::string name, Variable value) {
+  names_.push_back(std::move(name));
+  values_.push_back(std::move(value));
+}
+
+bool CellWeights::has(const std::string& name) const {
+  return std::find(names_.begin(), names_.end(), name) != names_.end();
+}
+
+const Variable& CellWeights::operator[](const std::string& name) const {
+  const auto at = std::find(names_.begin(), names_.end(), name);
+  check(at != names_.end(), "CellWeights: expected a parameter named ", join_names(names_), ", got '", name, "'");
+  return values_[static_cast<size_t>(at - names_.begin())];
+}
+
+Variable& CellWeights::operator[](const std::string& name) {
+  return const_cast<Variable&>(static_cast<const CellWeights&>(*this)[name]);
+}
+
+Variable CellWeights::optional(const std::string& name) const { return has(name) ? (*this)[name] : Variable(); }
+
+// ================================================================================================
 // What every cell shares
 
 RecurrentCell::RecurrentCell(const char* name, const CellOptions& o, int64_t gates)
+    : RecurrentCell(name, o, [gates](int64_t in, int64_t hidden, bool bias) {
+        return pytorch_parameters(gates, in, hidden, bias);
+      }) {}
+
+RecurrentCell::RecurrentCell(const char* name, const CellOptions& o, const CellParameters& declare)
     : input_size(o.input_size), hidden_size(o.hidden_size), name_(name) {
   check(input_size > 0 && hidden_size > 0, name_, ": expected positive input_size and hidden_size, got ", input_size,
         " and ", hidden_size);
-  const int64_t G = gates * hidden_size;
-  weight_ih = register_parameter("weight_ih", uniform_init({G, input_size}, hidden_size));
-  weight_hh = register_parameter("weight_hh", uniform_init({G, hidden_size}, hidden_size));
-  if (o.bias) {
-    bias_ih = register_parameter("bias_ih", uniform_init({G}, hidden_size));
-    bias_hh = register_parameter("bias_hh", uniform_init({G}, hidden_size));
-  }
+  for (const CellParameter& p : checked(name_, declare(input_size, hidden_size, o.bias), input_size))
+    weights.add(p.name, register_parameter(p.name, initial_value(p, hidden_size)));
+  weight_ih = weights.optional("weight_ih");
+  weight_hh = weights.optional("weight_hh");
+  bias_ih = weights.optional("bias_ih");
+  bias_hh = weights.optional("bias_hh");
 }
 
 std::string RecurrentCell::extra_repr() const {
@@ -91,23 +170,25 @@ RNNState RNNCell::forward(const Variable& x, const RNNState& state) {
 // ================================================================================================
 // What every layer shares
 
-RecurrentLayer::RecurrentLayer(const char* name, const RNNOptions& o, int64_t gates) : options(o), name_(name) {
+RecurrentLayer::RecurrentLayer(const char* name, const RNNOptions& o, int64_t gates)
+    : RecurrentLayer(name, o, [gates](int64_t in, int64_t hidden, bool bias) {
+        return pytorch_parameters(gates, in, hidden, bias);
+      }) {}
+
+RecurrentLayer::RecurrentLayer(const char* name, const RNNOptions& o, const CellParameters& declare)
+    : options(o), name_(name) {
   check(o.input_size > 0 && o.hidden_size > 0, name_, ": expected positive input_size and hidden_size, got ",
         o.input_size, " and ", o.hidden_size);
   check(o.num_layers >= 1, name_, ": expected num_layers >= 1, got ", o.num_layers);
   check(o.dropout >= 0 && o.dropout <= 1, name_, ": expected a dropout probability in [0, 1], got ", o.dropout);
-  const int64_t H = o.hidden_size, G = gates * H, D = num_directions();
+  const int64_t H = o.hidden_size, D = num_directions();
   for (int64_t layer = 0; layer < o.num_layers; ++layer)
     for (int64_t d = 0; d < D; ++d) {
       const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
       const int64_t in = layer == 0 ? o.input_size : H * D;  // upper layers read both directions
       Weights w;
-      w.w_ih = register_parameter("weight_ih" + suffix, uniform_init({G, in}, H));
-      w.w_hh = register_parameter("weight_hh" + suffix, uniform_init({G, H}, H));
-      if (o.bias) {
-        w.b_ih = register_parameter("bias_ih" + suffix, uniform_init({G}, H));
-        w.b_hh = register_parameter("bias_hh" + suffix, uniform_init({G}, H));
-      }
+      for (const CellParameter& p : checked(name_, declare(in, H, o.bias), in))
+        w.add(p.name, register_parameter(p.name + suffix, initial_value(p, H)));  // weight_ih_l0, ...
       weights_.push_back(w);
     }
 }
@@ -162,16 +243,16 @@ RNNResult RecurrentLayer::forward(const Variable& x, const RNNState& initial, co
     std::vector<Variable> direction_outputs;
     for (int64_t d = 0; d < D; ++d) {
       const Weights& w = weights(layer, d);
-      // The input's contribution for all T steps at once: one (B*T, C) x (C, G*H) product.
-      Variable gx = linear(input, w.w_ih, w.b_ih);  // x W_ih^T + b_ih  (B, T, G*H)
-      const int64_t G = gx.size(2);
+      // The input's contribution for all T steps at once: one (B*T, C) x (C, K) product.
+      Variable gx = linear(input, w["weight_ih"], w.optional("bias_ih"));  // x W_ih^T + b_ih  (B, T, K)
+      const int64_t K = gx.size(2);
       RNNState s{initial_of(initial.h, layer * D + d),
                  has_cell_state() ? initial_of(initial.c, layer * D + d) : Variable()};
       std::vector<Variable> outputs(T);
-      const ReusePackedWeights reuse({w.w_hh});  // h W_hh^T at every step: W_hh packed once (autograd/ops.h)
+      const ReusePackedWeights reuse(per_step_matrices(w));  // W_hh, ...: packed once (autograd/ops.h)
       for (int64_t step = 0; step < T; ++step) {
         const int64_t t = d == 0 ? step : T - 1 - step;  // the reverse direction reads backwards
-        Variable gx_t = reshape(slice(gx, 1, t, t + 1), {B, G});
+        Variable gx_t = reshape(slice(gx, 1, t, t + 1), {B, K});
         RNNState next = cell_step(gx_t, s, w);  // the cell's own step: RNNCell, LSTMCell or GRUCell
         if (!keep.empty()) {
           // Padded steps leave the state unchanged and output zeros, so the final state is the
@@ -209,12 +290,29 @@ Registry<CellEntry>& cells() {
   return registry;
 }
 
+namespace {
+
+// `settings` with every option of `entry` it lacks set to its default (as make_score does).
+Settings with_defaults(const CellEntry& entry, Settings settings) {
+  for (const Option& option : entry.options)
+    if (!settings.has(option.key)) settings.set(option.key, option.default_json());
+  return settings;
+}
+
+}  // namespace
+
 std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options) {
-  return cells().get(cell).make_layer(options);
+  const CellEntry& entry = cells().get(cell);
+  return entry.make_layer(RNNOptions(options).with_settings(with_defaults(entry, options.settings)));
+}
+
+std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, const CellOptions& options) {
+  const CellEntry& entry = cells().get(cell);
+  return entry.make_cell(CellOptions(options).with_settings(with_defaults(entry, options.settings)));
 }
 
 std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size) {
-  return cells().get(cell).make_cell(input_size, hidden_size);
+  return make_recurrent_cell(cell, CellOptions(input_size, hidden_size));
 }
 
 }  // namespace seqgrad::nn

@@ -24,7 +24,8 @@ Encoder::Encoder(const Seq2SeqOptions& o) : options_(o) {
   rnn = register_module("rnn", make_recurrent_layer(o.cell, RNNOptions(o.embed_dim, o.hidden_size)
                                                            .with_num_layers(o.num_layers)
                                                            .with_bidirectional(o.bidirectional)
-                                                           .with_dropout(o.dropout)));
+                                                           .with_dropout(o.dropout)
+                                                           .with_settings(o.cell_settings)));
 }
 
 // [docs:encoder_forward]
@@ -68,7 +69,8 @@ Decoder::Decoder(const Seq2SeqOptions& o, int64_t context_size) {
   embedding = register_module("embedding", std::make_shared<Embedding>(o.tgt_vocab, o.embed_dim, /*padding_idx=*/0));
   rnn = register_module("rnn", make_recurrent_layer(o.cell, RNNOptions(o.embed_dim + context_size, o.hidden_size)
                                                            .with_num_layers(o.num_layers)
-                                                           .with_dropout(o.dropout)));
+                                                           .with_dropout(o.dropout)
+                                                           .with_settings(o.cell_settings)));
   out = register_module("out", std::make_shared<Linear>(o.hidden_size, o.tgt_vocab));
 }
 
@@ -179,19 +181,22 @@ Tensor Seq2Seq::step(DecoderState& base, const Tensor& tokens) {
 
 namespace {
 
-std::vector<Option> seq2seq_options(const Settings*) {
+std::vector<Option> seq2seq_options(const Settings* chosen) {
   Option context = choice_option("context", "last", [] { return std::vector<std::string>{"last", "mean", "max"}; },
                                  "plain seq2seq (rnn, gru, lstm): the source's context vector is the encoder's last "
                                  "state, or the mean or max of all");
   Option reverse = switch_option("reverse_source", false, "plain seq2seq (rnn, gru, lstm): the encoder reads the "
                                                            "source backwards (Sutskever et al.)");
-  return {layers_option(), hidden_option(), dim_option(), dropout_option(), bidirectional_option(), context, reverse};
+  std::vector<Option> o{layers_option(), hidden_option(), dim_option(), dropout_option(), bidirectional_option(),
+                        context, reverse};
+  for (const Option& extra : cell_options(chosen)) o.push_back(extra);  // the cell's own (model_kind.h)
+  return o;
 }
 
 std::shared_ptr<EncoderDecoder> build_seq2seq(const Settings& s, const ModelContext& c) {
   const std::string context = s.text("context");
   return std::make_shared<Seq2Seq>(
-      Seq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell()).with_num_layers(s.integer("layers"))
+      Seq2SeqOptions(c.src_vocab, c.tgt_vocab).with_cell(c.cell(), s).with_num_layers(s.integer("layers"))
           .with_hidden_size(s.integer("hidden")).with_embed_dim(s.integer("dim")).with_bidirectional(s.on("bidirectional"))
           .with_dropout(static_cast<real>(s.number("dropout"))).with_reverse_source(s.on("reverse_source"))
           .with_context(context == "mean" ? ContextKind::Mean : context == "max" ? ContextKind::Max : ContextKind::Last));

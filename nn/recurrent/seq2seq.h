@@ -30,6 +30,7 @@ struct Seq2SeqOptions {
   int64_t src_vocab, tgt_vocab;
   int64_t embed_dim = 32, hidden_size = 64, num_layers = 1;
   std::string cell = "gru";  // a registered recurrent cell (rnn.h): "rnn", "lstm", "gru", ...
+  Settings cell_settings;    // the cell's own options, if it has any (defaults otherwise)
   bool bidirectional = false;  // encoder only
   ContextKind context = ContextKind::Last;
   bool reverse_source = false;  // the encoder reads each source backwards (Sutskever et al., 2014)
@@ -38,7 +39,11 @@ struct Seq2SeqOptions {
   Seq2SeqOptions& with_embed_dim(int64_t v) { embed_dim = v; return *this; }
   Seq2SeqOptions& with_hidden_size(int64_t v) { hidden_size = v; return *this; }
   Seq2SeqOptions& with_num_layers(int64_t v) { num_layers = v; return *this; }
-  Seq2SeqOptions& with_cell(std::string v) { cell = std::move(v); return *this; }
+  Seq2SeqOptions& with_cell(std::string v, Settings s = {}) {
+    cell = std::move(v);
+    cell_settings = std::move(s);
+    return *this;
+  }
   Seq2SeqOptions& with_bidirectional(bool v) { bidirectional = v; return *this; }
   Seq2SeqOptions& with_context(ContextKind v) { context = v; return *this; }
   Seq2SeqOptions& with_reverse_source(bool v) { reverse_source = v; return *this; }

@@ -1,11 +1,12 @@
 #!/bin/sh
-# tests/examples/coursework.sh - a student's new score, cell, optimizer, schedule and task, each one
-# file outside the library, plug into the tool: built in with EXTRA=, listed by --help, trained by
-# `seqgrad train` (and they learn), their own options (--temperature, --lion-beta2, --gamma,
-# --digits) saved and read back, and refused where they do not apply. The same for three
-# positional encodings that work inside attention (ALiBi, T5 buckets, rotary), and the library's
-# tests of every registered encoding (tests/nn/test_attention_bias.cpp,
-# test_grad_attention_bias.cpp) run once more with the three linked in, in float32 and float64.
+# tests/examples/coursework.sh - a student's new score, cells, optimizer, schedule and task, each
+# one file outside the library, plug into the tool: built in with EXTRA=, listed by --help,
+# trained by `seqgrad train` (and they learn), their own options (--temperature, --indrnn-clip,
+# --lion-beta2, --gamma, --digits) saved and read back, and refused where they do not apply. The
+# same for three positional encodings that work inside attention (ALiBi, T5 buckets, rotary), and
+# the library's tests of every registered encoding (tests/nn/test_attention_bias.cpp,
+# test_grad_attention_bias.cpp) run once more with the three linked in, in float32 and float64;
+# the IndRNN cell's own tests (tests/examples/coursework_indrnn.cpp) are built with it and run.
 #
 #   sh tests/examples/coursework.sh [BUILD]        (`make test` runs it; BUILD defaults to build)
 #
@@ -22,7 +23,7 @@ failures=0
 fail() { echo "coursework: $*" >&2; failures=$((failures + 1)); }
 
 POSITIONAL="$DIR/alibi.cpp $DIR/t5_bias.cpp $DIR/rotary.cpp"
-OTHERS="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp"
+OTHERS="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/indrnn_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp"
 make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$OTHERS $POSITIONAL" "$SEQ" >"$W/make.log" 2>&1 ||
   { cat "$W/make.log" >&2; echo "coursework: building the tool with the coursework failed" >&2; exit 1; }
 
@@ -51,7 +52,7 @@ done
 
 # --help lists them: the score, the cell's two models, the score's own option.
 "$SEQ" train --help >"$W/help" 2>&1 || fail "seqgrad train --help failed"
-for word in "distance" "mgu, mgu-attn" "--temperature" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" \
+for word in "distance" "mgu, mgu-attn" "indrnn, indrnn-attn" "--temperature" "--indrnn-clip" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" \
   "addition:" "--digits" "alibi" "rotary" "t5" "--alibi-max-bias" "--buckets" "--max-distance" "--rotary-base"; do
   grep -q -- "$word" "$W/help" || fail "seqgrad train --help does not list '$word'"
 done
@@ -72,6 +73,7 @@ learns() {  # NAME ARGS...: train on reversing 3..6 tokens; the loss must fall b
 learns distance --arch lstm-attn --hidden 48 --attention distance --temperature 2
 learns mgu --arch mgu --hidden 48
 learns mgu-attn --arch mgu-attn --hidden 48
+learns indrnn-attn --arch indrnn-attn --hidden 48 --indrnn-clip 2
 # The three encodings, each in a small Transformer, at a smaller rate.
 LR=0.003
 for p in alibi t5 rotary; do
@@ -121,6 +123,29 @@ head -c 4096 "$W/distance.safetensors" | grep -q 'temperature\\":2' ||
   fail "the distance model's configuration does not hold \"temperature\": 2"
 "$SEQ" translate --model "$W/distance.safetensors" "a b c" >/dev/null 2>&1 || fail "translating with the distance model failed"
 "$SEQ" translate --model "$W/mgu.safetensors" "a b c" >/dev/null 2>&1 || fail "translating with the mgu model failed"
+head -c 4096 "$W/indrnn-attn.safetensors" | grep -q 'indrnn_clip\\":2' ||
+  fail "the indrnn model's configuration does not hold \"indrnn_clip\": 2"
+"$SEQ" translate --model "$W/indrnn-attn.safetensors" "a b c" >/dev/null 2>&1 || fail "translating with the indrnn model failed"
+# Its recurrent weight is a vector: weight_hh_l0 of shape [48] (--hidden 48), no bias_hh at all.
+head -c 8192 "$W/indrnn-attn.safetensors" | grep -q '"encoder.rnn.weight_hh_l0":{"dtype":"F32","shape":\[48\]' ||
+  fail "the indrnn model's encoder.rnn.weight_hh_l0 is not a vector of 48"
+head -c 8192 "$W/indrnn-attn.safetensors" | grep -q 'bias_hh' && fail "the indrnn model holds a bias_hh"
+
+# The IndRNN cell's own tests: shapes, its step, a gradient check, no dead entries, its option,
+# it learns, save and load (doctest, built against the library the tool was built with).
+# (/usr/include is searched already; naming it with -isystem would break <cmath>, as the Makefile says.)
+DOCTEST_INCLUDE=${DOCTEST_INCLUDE:-/usr/include}
+doctest_flag=""
+[ "$DOCTEST_INCLUDE" = /usr/include ] || doctest_flag="-isystem $DOCTEST_INCLUDE"
+# shellcheck disable=SC2086
+${CXX:-g++} -std=c++17 -O2 -Wall -Wextra -Werror -pthread -I. $doctest_flag tests/examples/coursework_indrnn.cpp \
+  tests/main.cpp -Wl,--whole-archive "$BUILD/libseqgrad.a" -Wl,--no-whole-archive -o "$W/indrnn_tests" >"$W/cc.log" 2>&1 ||
+  { cat "$W/cc.log" >&2; fail "building tests/examples/coursework_indrnn.cpp failed"; }
+if [ -x "$W/indrnn_tests" ]; then
+  "$W/indrnn_tests" >"$W/indrnn_tests.log" 2>&1 || { cat "$W/indrnn_tests.log" >&2; fail "the IndRNN cell's tests failed"; }
+  echo "coursework: indrnn: $(grep 'test cases:' "$W/indrnn_tests.log")"
+fi
+
 # The options are refused where they do not apply (a model without that score, another
 # optimizer, another schedule).
 refused() {  # FLAG-MESSAGE ARGS...
@@ -132,7 +157,8 @@ refused "--temperature does not apply to --arch lstm-attn" --arch lstm-attn --te
 refused "--lion-beta2 does not apply to --optimizer adam" --lion-beta2 0.9
 refused "--gamma does not apply to --schedule warmup" --gamma 0.5
 refused "--digits does not apply to --task reverse" --digits 2
-# The library's own tool knows neither, and says so.
+refused "--indrnn-clip does not apply to --arch lstm-attn" --arch lstm-attn --indrnn-clip 2
+# The library's own tool knows none of them, and says so.
 if [ -x "$BUILD/seqgrad" ]; then
   "$BUILD/seqgrad" translate --model "$W/mgu.safetensors" "a b c" >/dev/null 2>"$W/err" &&
     fail "the tool without the coursework loaded an mgu model"
@@ -144,6 +170,6 @@ if [ -x "$BUILD/seqgrad" ]; then
     fail "loading a distance-score model without the score: $(cat "$W/err")"
 fi
 
-[ "$failures" -eq 0 ] && echo "coursework: a new score, cell, optimizer, schedule and task and three positional" \
-  "encodings, each one file, trained through seqgrad train"
+[ "$failures" -eq 0 ] && echo "coursework: a new score, two cells, an optimizer, a schedule, a task and three" \
+  "positional encodings, each one file, trained through seqgrad train"
 [ "$failures" -eq 0 ]

@@ -41,10 +41,10 @@ TEST_CASE("grad through the sequence layers: 2 layers, bidirectional, padded len
         nn::make_recurrent_layer(type, nn::RNNOptions(3, 2).with_num_layers(2).with_bidirectional(true));
     // With respect to the input and one weight of each kind of layer position.
     CHECK_GRAD([layer](const Vars& v) {
-      layer->weights(1, 0).w_hh = v[1];
+      layer->weights(1, 0)["weight_hh"] = v[1];
       nn::RNNResult r = layer->forward(v[0], nn::RNNState{}, {4, 2});
       return concat({reshape(r.output, {-1}), reshape(r.state.h, {-1})}, 0);
-    }, {randn({2, 4, 3}), layer->weights(1, 0).w_hh.value()});
+    }, {randn({2, 4, 3}), layer->weights(1, 0)["weight_hh"].value()});
   }
 }
 

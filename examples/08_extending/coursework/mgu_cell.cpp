@@ -41,7 +41,7 @@ class MGU : public nn::RecurrentLayer {
 
  protected:
   nn::RNNState cell_step(const Variable& gx, const nn::RNNState& s, const Weights& w) const override {
-    return MGUCell::step(gx, s, w.w_hh, w.b_hh);
+    return MGUCell::step(gx, s, w["weight_hh"], w["bias_hh"]);
   }
 };
 
