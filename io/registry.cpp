@@ -102,6 +102,11 @@ Option choice_option(std::string key, std::string default_value, std::function<s
   return o;
 }
 
+Option in_every_checkpoint(Option o) {
+  o.in_every_checkpoint = true;
+  return o;
+}
+
 // ================================================================================================
 // Settings
 

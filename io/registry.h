@@ -52,6 +52,9 @@ struct Option {
   // Choice: the names are those of a registry (scores, positional encodings), which a file of
   // one's own can add to; a checkpoint naming one this program lacks says how to build it in.
   bool from_registry = false;
+  // Every checkpoint has written this option since the first format: a configuration without
+  // it is damaged, not old (an option added later takes its default when a file has none).
+  bool in_every_checkpoint = false;
 
   std::string flag_name() const;
   // The default as a configuration value: 16, 0.1, false, "general".
@@ -66,6 +69,8 @@ Option number_option(std::string key, double default_value, double lo, double hi
 Option switch_option(std::string key, bool default_value, std::string help);
 Option choice_option(std::string key, std::string default_value, std::function<std::vector<std::string>()> choices,
                      std::string help);
+// `o`, marked as an option every checkpoint holds (Option::in_every_checkpoint).
+Option in_every_checkpoint(Option o);
 
 // The values of the options a component was built with: a JSON object, key -> value, checked
 // against the options' declarations before a component sees it.

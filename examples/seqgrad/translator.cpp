@@ -80,11 +80,9 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
         nn::model_kind(c.model),
         [&](const nn::Option& o) {
           const io::Json* v = j.find(o.key);
-          // Every checkpoint has written these since the first format: one without is damaged.
-          // (Options added later take their defaults when a file has none.)
-          static const std::set<std::string> kAlwaysWritten{"layers", "hidden", "dim", "heads", "ffn", "dropout",
-                                                            "bidirectional", "attention"};
-          check_state(v != nullptr || kAlwaysWritten.count(o.key) == 0, "the model configuration has no '", o.key, "'");
+          // An option every checkpoint has written since the first format is missing only from a
+          // damaged file; one added later takes its default when a file has none.
+          check_state(v != nullptr || !o.in_every_checkpoint, "the model configuration has no '", o.key, "'");
           if (v && o.from_registry) registered(o.key, *v, o.choices());
           return v ? *v : io::Json();
         },

@@ -14,6 +14,7 @@ namespace seqgrad::nn {
 using seqgrad::article;
 using seqgrad::choice_option;
 using seqgrad::complete_settings;
+using seqgrad::in_every_checkpoint;
 using seqgrad::integer_option;
 using seqgrad::join_names;
 using seqgrad::number_option;

@@ -108,19 +108,23 @@ Settings resolve_options(const ModelKind& kind, const std::function<io::Json(con
 // Shared options
 
 Option layers_option() {
-  return integer_option("layers", 2, 1, 12, "encoder (and Transformer and gnmt decoder) layers; gnmt: 2 or more");
+  return in_every_checkpoint(
+      integer_option("layers", 2, 1, 12, "encoder (and Transformer and gnmt decoder) layers; gnmt: 2 or more"));
 }
-Option hidden_option() { return integer_option("hidden", 128, 1, 4096, "hidden size of recurrent models"); }
-Option dim_option() { return integer_option("dim", 64, 1, 4096, "embedding size; the Transformer's model width"); }
-Option dropout_option() { return number_option("dropout", 0.1, 0, 0.9, "dropout probability"); }
+Option hidden_option() { return in_every_checkpoint(integer_option("hidden", 128, 1, 4096, "hidden size of recurrent models")); }
+Option dim_option() {
+  return in_every_checkpoint(integer_option("dim", 64, 1, 4096, "embedding size; the Transformer's model width"));
+}
+Option dropout_option() { return in_every_checkpoint(number_option("dropout", 0.1, 0, 0.9, "dropout probability")); }
 Option bidirectional_option() {
-  return switch_option("bidirectional", false, "bidirectional encoder (recurrent models; gnmt's bottom layer always is)");
+  return in_every_checkpoint(
+      switch_option("bidirectional", false, "bidirectional encoder (recurrent models; gnmt's bottom layer always is)"));
 }
 Option attention_option() {
   Option o = choice_option("attention", "general", [] { return scores().names(); },
                            "score function of -attn and gnmt models: " + join_names(scores().names(), ", "));
   o.from_registry = true;
-  return o;
+  return in_every_checkpoint(o);
 }
 
 std::vector<Option> score_options(const Settings* chosen) {

@@ -385,12 +385,20 @@ Tensor Transformer::step(DecoderState& base, const Tensor& tokens) {
 // ================================================================================================
 // The model kind "transformer" (nn/decoding/model_kind.h)
 
+// The encoding, by name: one of the registry's, so a checkpoint naming one this program lacks says
+// how to build it in.
+Option positional_option() {
+  Option o = choice_option("positional", "sinusoidal", [] { return positional_encodings().names(); },
+                           "the Transformer's positional encoding: " + join_names(positional_encodings().names(), ", "));
+  o.from_registry = true;
+  return o;
+}
+
 std::vector<Option> transformer_kind_options(const Settings* chosen) {
   std::vector<Option> options = {layers_option(), dim_option(),
-          integer_option("heads", 4, 1, 64, "attention heads (Transformer)"),
-          integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)"), dropout_option(),
-          choice_option("positional", "sinusoidal", [] { return positional_encodings().names(); },
-                        "the Transformer's positional encoding: " + join_names(positional_encodings().names(), ", ")),
+          in_every_checkpoint(integer_option("heads", 4, 1, 64, "attention heads (Transformer)")),
+          in_every_checkpoint(integer_option("ffn", 256, 1, 16384, "feed-forward width (Transformer)")), dropout_option(),
+          positional_option(),
           switch_option("pre_norm", false, "Transformer: pre-norm layers, x + f(LayerNorm(x)), instead of the paper's "
                                            "post-norm LayerNorm(x + f(x)) (torch's norm_first; steadier without warm-up)"),
           switch_option("tie_embeddings", false, "Transformer: the output projection's weight is the target embedding "

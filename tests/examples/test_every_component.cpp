@@ -110,7 +110,8 @@ TEST_CASE("every component: --help lists it and each of its options") {
     }
   };
   add(nn::scores());
-  for (const std::string& name : nn::positional_encodings().names()) names.push_back(name);
+  add(nn::positional_encodings());
+  add(nn::cells());
   add(nn::optimizers());
   add(nn::schedules());
   add(data::tasks());
@@ -170,4 +171,21 @@ TEST_CASE("every component: an option is refused with a component that does not 
   std::vector<std::string> attn = base;
   attn.insert(attn.end(), {"--arch", "lstm-attn"});
   options_refused_elsewhere(nn::scores(), "attention", attn);
+  std::vector<std::string> transformer = base;
+  transformer.insert(transformer.end(), {"--arch", "transformer"});
+  options_refused_elsewhere(nn::positional_encodings(), "positional", transformer);
+  // A cell is chosen by the model kind's name ("{cell}-attn"): its option with another cell's kind.
+  for (const std::string& cell : nn::cells().names())
+    for (const nn::Option& o : nn::cells().get(cell).options)
+      for (const std::string& other : nn::cells().names()) {
+        if (!nn::cells().get(other).options.empty()) continue;
+        CAPTURE(other);
+        std::vector<std::string> words = base;
+        words.insert(words.end(), {"--arch", other + "-attn", "--" + o.flag_name()});
+        if (o.type != nn::Option::Type::Switch) words.push_back(o.default_value);
+        const Result r = train(words);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--" + o.flag_name() + " does not apply to") != std::string::npos);
+        break;
+      }
 }
