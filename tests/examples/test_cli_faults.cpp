@@ -3,6 +3,7 @@
 // corpora, inputs the model does not know. Each ends in one line on stderr and exit code 2 (or
 // the signal's code, with a resume file), never a crash, a hang or a lost file.
 // tests/faults/run_faults.sh does the same from outside, with real devices, limits and signals.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "examples/seqgrad/resume.h"
 #include "io/safetensors.h"
 #include "io/json.h"
+#include "nn/attention/attention.h"
 #include "nn/decoding/model_kind.h"
 #include "tests/examples/cli_helpers.h"
 #include "tests/test_util.h"
@@ -325,9 +327,18 @@ TEST_CASE("seqgrad train: flags that make no model together are refused before a
   CHECK(r.code == 2);
   // The score says what sizes it takes (by being built on them, as the model builds it), and the
   // message says it in terms of the flags, with the scores that fit.
+  // (Those that fit: every registered score that can be built on 128 and 256; a student's too.)
+  std::vector<std::string> fit;
+  for (const std::string& name : nn::scores().names()) try {
+      nn::make_score(name, 128, 256, 0, 1);
+      fit.push_back(name);
+    } catch (const std::invalid_argument&) {
+    }
+  for (const char* own : {"additive", "concat", "general", "location", "mlp"})
+    CHECK(std::find(fit.begin(), fit.end(), own) != fit.end());
   CHECK(r.err == "error: seqgrad train: --attention dot cannot score queries of --hidden (128) against keys of 256 "
                  "(2 x --hidden, with --bidirectional): DotScore: expected query and key sizes to be equal, got 128 and "
-                 "256; give --attention additive, concat, general, location or mlp, or drop --bidirectional\n");
+                 "256; give --attention " + nn::join_names(fit) + ", or drop --bidirectional\n");
   CHECK(r.out.empty());  // not a pair read, not a step trained
 }
 

@@ -1,6 +1,7 @@
 // tests/nn/test_attention_seq2seq.cpp - attention decoders: shapes, weights that sum to 1 and
 // skip padding, the local window (equal to scoring everything and masking, at 2D + 1 scores a
 // step), hard attention and REINFORCE, the pieces' error messages, and "it learns".
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -308,19 +309,29 @@ TEST_CASE("the -attn kind's check of the score's sizes leaves the random numbers
     };
   };
   auto flag = [](const nn::Option& o) { return "--" + o.flag_name(); };
+  // The scores that fit: every registered one that can be built on 8 and 16 (a student's too).
+  std::vector<std::string> fit;
+  for (const std::string& name : nn::scores().names()) try {
+      nn::make_score(name, 8, 16, 0, 1);
+      fit.push_back(name);
+    } catch (const std::invalid_argument&) {
+    }
+  for (const char* own : {"additive", "concat", "general", "location", "mlp"})
+    CHECK(std::find(fit.begin(), fit.end(), own) != fit.end());
   manual_seed(3);
   const auto before = default_generator().state();
   nn::resolve_options(nn::model_kind("gru-attn"), value({{"attention", io::Json("general")}, {"bidirectional", io::Json(true)}}),
                       flag);
   CHECK(default_generator().state() == before);
+  const std::string refusal =
+      "--attention scaled-dot cannot score queries of --hidden (8) against keys of 16 (2 x --hidden, with "
+      "--bidirectional): ScaledDotScore: expected query and key sizes to be equal, got 8 and 16; give --attention " +
+      nn::join_names(fit) + ", or drop --bidirectional";
   CHECK_THROWS_WITH_AS(
       nn::resolve_options(nn::model_kind("gru-attn"),
                           value({{"attention", io::Json("scaled-dot")}, {"bidirectional", io::Json(true)}, {"hidden", io::Json(8)}}),
                           flag),
-      "--attention scaled-dot cannot score queries of --hidden (8) against keys of 16 (2 x --hidden, with "
-      "--bidirectional): ScaledDotScore: expected query and key sizes to be equal, got 8 and 16; give --attention "
-      "additive, concat, general, location or mlp, or drop --bidirectional",
-      std::invalid_argument);
+      refusal.c_str(), std::invalid_argument);
   CHECK(default_generator().state() == before);
 }
 

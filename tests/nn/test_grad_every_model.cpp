@@ -4,6 +4,7 @@
 // too (make test EXTRA=...), is checked here without a line of test written for it. Float64 only:
 // a whole model's loss in float32 is too rough for a strict check.
 #include <algorithm>
+#include <optional>
 
 #include "nn/decoding/model_kind.h"
 #include "tests/test_util.h"
@@ -15,24 +16,39 @@ TEST_SUITE_BEGIN("every model grad float64");
 
 namespace {
 
-// Small settings for a kind: each whole-number option at most 4 (the widths, the layers; within
-// its range), every other option at its default, and `chosen` for the registry choice under test.
-// A kind whose rules refuse the small values (--dim a multiple of --heads ...) keeps its defaults.
-nn::Settings small_settings(const nn::ModelKind& kind, const std::string& choice_key, const std::string& choice) {
-  auto value = [&](bool shrink) {
-    return [&, shrink](const nn::Option& o) -> io::Json {
-      if (o.key == choice_key) return io::Json(choice);
-      if (shrink && o.type == nn::Option::Type::Integer)
-        return io::Json(std::max<int64_t>(static_cast<int64_t>(o.lo), std::min<int64_t>(o.default_json().as_int64(), 4)));
-      return io::Json();
-    };
+// Small settings for a kind: each whole-number option at most `limit` (the widths, the layers;
+// within its range), every other option at its default, and `choice` for the registry option
+// `choice_key`. (Null when the kind's rules refuse them: --dim a multiple of --heads ...)
+std::optional<nn::Settings> small_settings(const nn::ModelKind& kind, const std::string& choice_key,
+                                           const std::string& choice, int64_t limit) {
+  auto value = [&](const nn::Option& o) -> io::Json {
+    if (o.key == choice_key) return io::Json(choice);
+    if (o.type == nn::Option::Type::Integer)
+      return io::Json(std::max<int64_t>(static_cast<int64_t>(o.lo), std::min<int64_t>(o.default_json().as_int64(), limit)));
+    return io::Json();
   };
-  auto name_of = [](const nn::Option& o) { return o.key; };
   try {
-    return nn::resolve_options(kind, value(true), name_of);
+    return nn::resolve_options(kind, value, [](const nn::Option& o) { return o.key; });
   } catch (const std::exception&) {
-    return nn::resolve_options(kind, value(false), name_of);
+    return std::nullopt;
   }
+}
+
+// The smallest model of the kind that builds: widths of 4, else 8 (an encoding that rotates pairs
+// of features needs an even head size), else its defaults. Null when none does.
+std::shared_ptr<nn::EncoderDecoder> small_model(const nn::ModelKind& kind, const std::string& choice_key,
+                                                const std::string& choice, const nn::ModelContext& context) {
+  for (const int64_t limit : {int64_t(4), int64_t(8), INT64_MAX}) {
+    const std::optional<nn::Settings> settings = small_settings(kind, choice_key, choice, limit);
+    if (!settings) continue;
+    try {
+      manual_seed(3);
+      return kind.build(*settings, context);
+    } catch (const std::invalid_argument&) {
+      // (the next size)
+    }
+  }
+  return nullptr;
 }
 
 // Every (model, registry option, choice) to check: each kind at its defaults, and once per
@@ -63,22 +79,17 @@ TEST_CASE("grad through every model kind's training loss, with every score and p
     CAPTURE(c.model);
     CAPTURE(c.key);
     CAPTURE(c.choice);
-    const nn::ModelKind& kind = nn::model_kind(c.model);
-    nn::Settings settings;
-    try {
-      settings = small_settings(kind, c.key, c.choice);
-    } catch (const std::exception& e) {
-      // A choice the kind's rules refuse with every setting (a score that needs equal query and
-      // key sizes, with a bidirectional encoder, say) is no model: the tool refuses it too.
-      MESSAGE("no model: " << e.what());
-      continue;
-    }
     nn::ModelContext context;
     context.name = c.model;
     context.src_vocab = context.tgt_vocab = 7;
     context.max_len = 8;
-    manual_seed(3);
-    const std::shared_ptr<nn::EncoderDecoder> model = kind.build(settings, context);
+    const std::shared_ptr<nn::EncoderDecoder> model = small_model(nn::model_kind(c.model), c.key, c.choice, context);
+    if (!model) {
+      // A choice the kind's rules refuse at every size (a score that needs equal query and key
+      // sizes, with a bidirectional encoder, say) is no model: the tool refuses it too.
+      MESSAGE("no model of these settings");
+      continue;
+    }
     model->module().eval();  // no dropout: the loss must be a function of the weights alone
     const GradcheckResult r = gradcheck_parameters(
         [&] { return model->training_loss(src, {3, 2}, tgt_in, {3, 2}, tgt_out, ce); }, model->module().parameters());
