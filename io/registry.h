@@ -174,6 +174,19 @@ class Registry {
   std::map<std::string, std::string> files_;  // name -> the file that registered it ("" if not said)
 };
 
+// The options of the component a choice names (a score, a cell, an encoding), for a component
+// that takes one: with `chosen`, those of the entry its value of `key` names (none while that is
+// not chosen yet); with nullptr, those of every entry, once each by key (a program's flag list).
+template <class Entry>
+std::vector<Option> chosen_options(const Registry<Entry>& registry, const std::string& key, const Settings* chosen) {
+  if (chosen) return chosen->has(key) ? registry.get(chosen->text(key)).options : std::vector<Option>{};
+  std::vector<Option> all;
+  for (const std::string& name : registry.names())
+    for (const Option& o : registry.get(name).options)
+      if (std::none_of(all.begin(), all.end(), [&](const Option& a) { return a.key == o.key; })) all.push_back(o);
+  return all;
+}
+
 // One registering line at namespace scope: a static bool whose initialiser adds the entry.
 #define SEQGRAD_REGISTRY_CONCAT2(a, b) a##b
 #define SEQGRAD_REGISTRY_CONCAT(a, b) SEQGRAD_REGISTRY_CONCAT2(a, b)

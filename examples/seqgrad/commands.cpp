@@ -518,7 +518,7 @@ int cmd_sample(const std::vector<std::string>& words, std::ostream& out, std::os
   for (size_t i = 0; i < prompt.size(); ++i) src.data()[i] = static_cast<real>(prompt[i]);
   const auto options = nn::DecodeOptions().with_max_len(max_len).with_temperature(temperature).with_top_k(top_k);
   for (int64_t i = 0; i < n; ++i) {
-    Generator generator(seed * 1000003ull + static_cast<uint64_t>(i));
+    Generator generator(sample_stream_seed(seed, static_cast<uint64_t>(i)));
     const nn::DecodeResult r = nn::sample(t->model(), src, {}, options, generator);
     std::vector<int64_t> ids = prompt;
     ids.insert(ids.end(), r.tokens[0].begin(), r.tokens[0].end());

@@ -297,19 +297,18 @@ std::vector<std::string> resume_words(const Args& now, const TrainProgress& save
   return words;
 }
 
-// Checks every flag, and every file the run will write, before anything is trained.
 // The rates a schedule (with its options) gives over the first 1,000 steps of a run of
 // `total_steps` steps, at a learning rate of `lr`; empty when it has none (the rate as given).
 // What a schedule reads is asked of the schedule itself: one file per schedule, with no flag to
 // say so.
 std::vector<real> schedule_rates(const std::string& name, const nn::Settings& options, real lr, int64_t total_steps) {
   Variable p(zeros({1}), /*requires_grad=*/true);
-  const std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer("sgd", {p}, lr);
+  nn::SGD opt({p}, nn::SGDOptions(lr));  // any optimizer: the schedule only sets its rate
   nn::ScheduleContext run;
   run.warmup_steps = 100;
   run.total_steps = total_steps;
   run.options = options;
-  const std::unique_ptr<nn::LRScheduler> schedule = nn::make_schedule(name, *opt, run);
+  const std::unique_ptr<nn::LRScheduler> schedule = nn::make_schedule(name, opt, run);
   std::vector<real> rates;
   for (int64_t step = 0; schedule && step < 1000; ++step) rates.push_back(schedule->lr_at(step));
   return rates;
@@ -469,6 +468,7 @@ void check_outputs(const Settings& s) {
   io::check_no_overlap(inputs, outputs, "seqgrad train", {{"the resume file", "--resume"}, {"--out", "--init-from"}});
 }
 
+// Checks every flag, and every file the run will write, before anything is trained.
 Settings configure(const Args& given) {
   Settings s;
   read_flags(s, given);

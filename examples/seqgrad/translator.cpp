@@ -196,7 +196,7 @@ std::vector<std::vector<Candidate>> Translator::candidates(const std::vector<std
     for (size_t i = 0; i < prepared.size(); ++i) {
       check(o.streams.empty() || o.streams.size() == prepared.size(), "seqgrad translate: expected a stream per "
             "sentence, got ", o.streams.size(), " for ", prepared.size());
-      Generator generator(o.seed * 1000003ull + (o.streams.empty() ? i : o.streams[i]));
+      Generator generator(sample_stream_seed(o.seed, o.streams.empty() ? i : o.streams[i]));
       const std::vector<int64_t> length{static_cast<int64_t>(prepared[i].size())};
       const nn::DecodeResult r = nn::sample(*model_, data::pad_sequences({prepared[i]}), length, options, generator);
       out[i] = {{r.tokens[0], r.log_probs[0], r.log_probs[0]}};

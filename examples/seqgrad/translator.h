@@ -84,6 +84,11 @@ struct AttentionView {
   Tensor mean_of_last_layer() const;
 };
 
+// The seed of sample number `stream` of a run seeded `seed` (--sample in translate, each line of
+// its input; seqgrad sample, each sample): a generator of its own per stream, so a sample does
+// not depend on how many came before it, nor on the batch it was decoded in.
+inline uint64_t sample_stream_seed(uint64_t seed, uint64_t stream) { return seed * 1000003ull + stream; }
+
 // How translate decodes: the flags of seqgrad translate and eval. Beam search (beam > 1) ranks
 // its hypotheses by log P / ((5 + |Y|) / 6)^length_penalty (nn/decoding/decoding.h); sampling
 // draws each token from softmax(logits / temperature), restricted to the top_k most likely

@@ -13,6 +13,7 @@ namespace seqgrad::nn {
 
 using seqgrad::article;
 using seqgrad::choice_option;
+using seqgrad::chosen_options;
 using seqgrad::complete_settings;
 using seqgrad::in_every_checkpoint;
 using seqgrad::integer_option;

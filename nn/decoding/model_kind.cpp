@@ -127,24 +127,8 @@ Option attention_option() {
   return in_every_checkpoint(o);
 }
 
-std::vector<Option> score_options(const Settings* chosen) {
-  if (chosen) return chosen->has("attention") ? scores().get(chosen->text("attention")).options : std::vector<Option>{};
-  std::vector<Option> all;
-  std::set<std::string> keys;
-  for (const std::string& name : scores().names())
-    for (const Option& o : scores().get(name).options)
-      if (keys.insert(o.key).second) all.push_back(o);
-  return all;
-}
+std::vector<Option> score_options(const Settings* chosen) { return chosen_options(scores(), "attention", chosen); }
 
-std::vector<Option> cell_options(const Settings* chosen) {
-  if (chosen) return chosen->has("cell") ? cells().get(chosen->text("cell")).options : std::vector<Option>{};
-  std::vector<Option> all;
-  std::set<std::string> keys;
-  for (const std::string& name : cells().names())
-    for (const Option& o : cells().get(name).options)
-      if (keys.insert(o.key).second) all.push_back(o);
-  return all;
-}
+std::vector<Option> cell_options(const Settings* chosen) { return chosen_options(cells(), "cell", chosen); }
 
 }  // namespace seqgrad::nn

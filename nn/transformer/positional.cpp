@@ -137,14 +137,7 @@ std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& 
 }
 
 std::vector<Option> positional_options(const Settings* chosen) {
-  if (chosen)
-    return chosen->has("positional") ? positional_encodings().get(chosen->text("positional")).options : std::vector<Option>{};
-  std::vector<Option> all;
-  std::set<std::string> keys;
-  for (const std::string& name : positional_encodings().names())
-    for (const Option& o : positional_encodings().get(name).options)
-      if (keys.insert(o.key).second) all.push_back(o);
-  return all;
+  return chosen_options(positional_encodings(), "positional", chosen);
 }
 
 }  // namespace seqgrad::nn
