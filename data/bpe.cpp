@@ -1,5 +1,6 @@
 // data/bpe.cpp - learning byte-pair merges from a word table, and applying them to text.
 #include "data/bpe.h"
+#include "data/tokenizer.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <queue>
+#include <ostream>
 #include <sstream>
 #include <utility>
 
@@ -471,5 +473,57 @@ std::string Bpe::decode(const std::vector<std::string>& pieces) {
   }
   return text;
 }
+
+// ================================================================================================
+// The "bpe" tokenizer (data/tokenizer.h): merges learned from one side of the training pairs
+
+namespace {
+
+class BpeTokenizer : public Tokenizer {
+ public:
+  explicit BpeTokenizer(int64_t merges) : merges_(merges) {}
+
+  std::vector<std::string> encode(const std::string& text, size_t max_tokens) const override {
+    return bpe_.encode(text, max_tokens);
+  }
+  std::string decode(const std::vector<std::string>& tokens) const override {
+    return Bpe::decode(tokens);  // "▁bil" "ly" "▁ate" -> "billy ate"
+  }
+  bool pieces_of_words() const override { return true; }
+
+  // Learns up to --bpe-merges merges from the side's words, and says how many it found.
+  bool learns() const override { return true; }
+  void learn(const std::vector<std::string_view>& sentences, const std::string& side, std::ostream& out) override {
+    std::unordered_map<std::string, int64_t> words;
+    for (const std::string_view sentence : sentences) Bpe::count_words(std::string(sentence), words);
+    bpe_ = Bpe::learn(words, merges_);
+    out << "bpe: " << bpe_.size() << " merges learned for the " << side << " (" << words.size() << " distinct words)\n";
+    // Too many merges for the data make every word one piece: a word seen once is then a
+    // piece seen once, and subwords no longer help with new words (exact match fell to 0).
+    int64_t whole = 0;
+    for (const auto& [word, count] : words) whole += bpe_.encode(word).size() == 1;
+    if (bpe_.size() < merges_ && words.size() >= 10 && whole * 10 >= static_cast<int64_t>(words.size()) * 9)
+      out << "warning: the text ran out of pairs to merge after " << bpe_.size() << " of the " << merges_
+          << " merges asked for, and " << whole << " of the " << words.size() << " distinct " << side
+          << " words are a single piece: a new word cannot be read as known pieces; give fewer (--bpe-merges "
+          << std::max<size_t>(1, words.size() / 4) << ", say)\n";
+  }
+  // The merges in the order they were learned, "e s", "es t", ... (checked by Bpe's constructor).
+  std::vector<std::string> learned() const override { return bpe_.merges(); }
+  void restore(const std::vector<std::string>& learned) override { bpe_ = Bpe(learned); }
+
+ private:
+  int64_t merges_;  // how many to learn
+  Bpe bpe_;
+};
+
+}  // namespace
+
+SEQGRAD_REGISTER_TOKENIZER("bpe", "subwords: byte-pair encoding learned from the training data (Sennrich et al., 2016)",
+                           [](const Settings& s) { return std::make_unique<BpeTokenizer>(s.integer("bpe_merges")); },
+                           {integer_option("bpe_merges", kDefaultBpeMerges, 1, 1000000,
+                                           "merges (subwords beyond the characters) each bpe side learns, fewer once "
+                                           "no pair of pieces occurs twice; the default suits 10k to 1M pairs (a few "
+                                           "thousand do best on 10k, millions use 30k+)")})
 
 }  // namespace seqgrad::data

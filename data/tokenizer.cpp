@@ -1,5 +1,8 @@
-// data/tokenizer.cpp - whitespace and UTF-8 character splitting.
+// data/tokenizer.cpp - whitespace and UTF-8 character splitting; the tokenizer registry, and its
+// "space" and "char" tokenizers ("bpe" registers in data/bpe.cpp).
 #include "data/tokenizer.h"
+
+#include <ostream>
 
 #include "tensor/check.h"
 
@@ -50,5 +53,58 @@ std::vector<std::string> tokenize(const std::string& text, Tokenization kind) {
 std::string detokenize(const std::vector<std::string>& tokens, Tokenization kind) {
   return join(tokens, kind == Tokenization::Space ? " " : "");
 }
+
+// ================================================================================================
+// The registry
+
+void Tokenizer::learn(const std::vector<std::string_view>&, const std::string&, std::ostream&) {}
+
+void Tokenizer::restore(const std::vector<std::string>& learned) {
+  check(learned.empty(), "this tokenizer learns nothing, but was given ", learned.size(), " learned entries");
+}
+
+Registry<TokenizerEntry>& tokenizers() {
+  static Registry<TokenizerEntry> registry("tokenizer");
+  return registry;
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const std::string& name, const Settings& given) {
+  const TokenizerEntry& entry = tokenizers().get(name);
+  return entry.make(complete_settings(entry.options, given, "the " + name + " tokenizer"));
+}
+
+namespace {
+
+// The first max_tokens of `tokens` (all of them when there are fewer).
+std::vector<std::string> at_most(std::vector<std::string> tokens, size_t max_tokens) {
+  if (tokens.size() > max_tokens) tokens.resize(max_tokens);
+  return tokens;
+}
+
+// "billy ate" <-> {"billy", "ate"}: words, as split_whitespace finds them, joined by one space.
+class SpaceTokenizer : public Tokenizer {
+ public:
+  std::vector<std::string> encode(const std::string& text, size_t max_tokens) const override {
+    return at_most(split_whitespace(text), max_tokens);
+  }
+  std::string decode(const std::vector<std::string>& tokens) const override { return join(tokens, " "); }
+};
+
+// "比利 吃" <-> {"比", "利", " ", "吃"}: UTF-8 characters, the space among them.
+class CharTokenizer : public Tokenizer {
+ public:
+  std::vector<std::string> encode(const std::string& text, size_t max_tokens) const override {
+    return at_most(split_chars(text), max_tokens);
+  }
+  std::string decode(const std::vector<std::string>& tokens) const override { return join(tokens, ""); }
+  bool space_is_a_token() const override { return true; }
+};
+
+}  // namespace
+
+SEQGRAD_REGISTER_TOKENIZER("space", "words, split at white space",
+                           [](const Settings&) { return std::make_unique<SpaceTokenizer>(); })
+SEQGRAD_REGISTER_TOKENIZER("char", "one token per UTF-8 character, spaces included",
+                           [](const Settings&) { return std::make_unique<CharTokenizer>(); })
 
 }  // namespace seqgrad::data

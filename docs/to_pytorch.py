@@ -277,7 +277,7 @@ def write_safetensors(path, tensors, metadata):
 
 
 # ================================================================================================
-# Tokenizers: text -> ids and ids -> text, one side at a time (translator.cpp's tokenize_side)
+# Tokenizers: text -> ids and ids -> text, one side at a time (data/tokenizer.h's registry)
 
 WHITE_SPACE = re.compile("[ \t\n\r\f\v]+")  # data/tokenizer.cpp's split_whitespace: these six only
 WORD_START = "\u2581"  # ▁, the mark bpe pieces carry at a word's start (data/bpe.h)

@@ -114,15 +114,22 @@ void refuse_options_not_taken(const Args& a, const std::vector<std::string>& fla
           take_list.empty() ? std::string("no options") : take_list, ")");
 }
 
-// The values given for the options of the component `name` of `registry` (the others take their
-// defaults when it is built); chosen by `--flag name`, so a flag of another one is refused.
-template <class Registry>
-nn::Settings component_settings(const Args& a, const Registry& registry, const char* flag, const std::string& name) {
+// The values given on the command line for `options` (those not given take their defaults when
+// the component is built).
+nn::Settings given_settings(const Args& a, const std::vector<nn::Option>& options) {
   nn::Settings given;
-  for (const nn::Option& o : registry.get(name).options) {
+  for (const nn::Option& o : options) {
     const io::Json v = flag_value(a, o);
     if (!v.is_null()) given.set(o.key, v);
   }
+  return given;
+}
+
+// The values given for the options of the component `name` of `registry`; chosen by
+// `--flag name`, so a flag of another one is refused.
+template <class Registry>
+nn::Settings component_settings(const Args& a, const Registry& registry, const char* flag, const std::string& name) {
+  const nn::Settings given = given_settings(a, registry.get(name).options);
   std::vector<std::string> flags;
   for (const FlagSpec& f : component_flags(registry)) flags.push_back(f.name);
   refuse_options_not_taken(a, flags, registry.get(name).options, cat("--", flag, " ", name));
@@ -206,12 +213,9 @@ std::vector<FlagSpec> train_tool_flags() {
                             "on --threads; give --threads R or more)"},
           {"precision", "fp32", "fp32, or bf16: matrix products take bfloat16 inputs and sum in float32 (mixed "
                                 "precision; weights, optimizer state, the loss and checkpoints stay float32)"},
-          {"src-tokens", "", "space, char or bpe (subwords learned from the training data; default: the task's, char for "
-                            "date, else space)"},
-          {"tgt-tokens", "", "space, char or bpe (default: the task's)"},
-          {"bpe-merges", std::to_string(data::kDefaultBpeMerges), "merges (subwords beyond the characters) each bpe side "
-                                                                 "learns, fewer once no pair of pieces occurs twice; the default suits "
-                                                                 "10k to 1M pairs (a few thousand do best on 10k, millions use 30k+)"},
+          {"src-tokens", "", "how the source splits into tokens (default: the task's, char for date; space for --train): " +
+                                 registry_help(data::tokenizers())},
+          {"tgt-tokens", "", "how the target splits into tokens (default: as the source's default)"},
           {"min-freq", "1", "drop tokens seen fewer times from the vocabularies"},
           {"max-decode", "64", "longest output (and input) the model handles, in tokens"},
           {"out", "", "where to write the checkpoint (.safetensors)"},
@@ -238,6 +242,7 @@ Args train_flags() {
   insert_after("arch", model_options);
   insert_after("optimizer", component_flags(nn::optimizers()));
   insert_after("schedule", component_flags(nn::schedules()));
+  insert_after("tgt-tokens", component_flags(data::tokenizers()));
   return Args("seqgrad train",
               "seqgrad train (--task NAME | --train FILE) [--valid FILE] --arch KIND [options] --out MODEL.safetensors\n"
               "       seqgrad train --resume MODEL.resume.safetensors [--epochs N --minutes M --threads T --out FILE]",
@@ -247,7 +252,8 @@ Args train_flags() {
 struct Settings {
   Args args = train_flags();  // the effective flags: with --resume, the saved ones and those given again
   ModelConfig config;
-  int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0, bpe_merges = 0;
+  int64_t epochs = 0, batch = 0, threads = 0, min_freq = 0;
+  nn::Settings src_token_settings, tgt_token_settings;  // each side's tokenizer's options given (--bpe-merges)
   int64_t batch_tokens = 0, batch_cap = 0;  // --batch-tokens (0: batches of --batch pairs), and its pair cap
   double minutes = 0;  // 0: no time budget
   real lr = 0, smoothing = 0, clip = 0;
@@ -352,8 +358,9 @@ void read_flags(Settings& s, const Args& given) {
 void configure_model_from_checkpoint(Settings& s) {
   const Args& a = s.args;
   s.init_from = a.text("init-from");
-  std::vector<std::string> shaping{"arch", "model", "src-tokens", "tgt-tokens", "bpe-merges", "min-freq", "max-decode"};
+  std::vector<std::string> shaping{"arch", "model", "src-tokens", "tgt-tokens", "min-freq", "max-decode"};
   for (const nn::Option& o : model_flags()) shaping.push_back(o.flag_name());
+  for (const FlagSpec& f : component_flags(data::tokenizers())) shaping.push_back(f.name);
   for (const std::string& flag : shaping)
     check(!a.given(flag), "seqgrad train: --", flag, " cannot be given with --init-from, which takes the model (its "
           "kind, options, vocabularies and weights) from '", s.init_from, "'");
@@ -385,8 +392,8 @@ void configure_model(Settings& s) {
   c.max_len = a.integer("max-decode", 1, kMaxDecode);
   // A task says how its text splits (the date task's by character); a corpus splits on spaces.
   const std::string tokens = a.given("task") ? data::tasks().get(a.choice("task", data::tasks().names())).tokens : "space";
-  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", kTokenizerNames) : tokens;
-  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", kTokenizerNames) : tokens;
+  c.src_tokens = a.given("src-tokens") ? a.choice("src-tokens", data::tokenizers().names()) : tokens;
+  c.tgt_tokens = a.given("tgt-tokens") ? a.choice("tgt-tokens", data::tokenizers().names()) : tokens;
   // Options that each pass their own check may still make no model together (--attention dot
   // with --bidirectional: queries of --hidden, keys of 2 x --hidden). Built once now, on a
   // vocabulary of the special tokens and one word, so that the flags are refused before any data is read.
@@ -397,6 +404,25 @@ void configure_model(Settings& s) {
     s.carries_state = !trial.model().training_state().is_null();
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(cat("seqgrad train: these flags make no model: ", e.what()));
+  }
+}
+
+// Each side's tokenizer options: the values given for those its tokenizer takes. A tokenizer's
+// flag that neither side's tokenizer takes is refused.
+void configure_tokenizers(Settings& s) {
+  const Args& a = s.args;
+  const auto& tokenizers = data::tokenizers();
+  s.src_token_settings = given_settings(a, tokenizers.get(s.config.src_tokens).options);
+  s.tgt_token_settings = given_settings(a, tokenizers.get(s.config.tgt_tokens).options);
+  for (const FlagSpec& f : component_flags(tokenizers)) {
+    std::vector<std::string> takers;  // the tokenizers that take --f.name
+    for (const std::string& name : tokenizers.names())
+      for (const nn::Option& o : tokenizers.get(name).options)
+        if (o.flag_name() == f.name) takers.push_back(name);
+    const bool taken = std::find(takers.begin(), takers.end(), s.config.src_tokens) != takers.end() ||
+                       std::find(takers.begin(), takers.end(), s.config.tgt_tokens) != takers.end();
+    check(!a.given(f.name) || taken, "seqgrad train: --", f.name, " is for ", nn::join_names(takers), " sides; give "
+          "--src-tokens ", takers.front(), " or --tgt-tokens ", takers.front(), " too");
   }
 }
 
@@ -475,9 +501,7 @@ Settings configure(const Args& given) {
   const Args& a = s.args;
   if (a.given("init-from")) configure_model_from_checkpoint(s);
   else configure_model(s);
-  s.bpe_merges = a.integer("bpe-merges", 1, 1000000);
-  check(!a.given("bpe-merges") || s.config.src_tokens == "bpe" || s.config.tgt_tokens == "bpe",
-        "seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too");
+  configure_tokenizers(s);
   if (a.given("max-len")) a.integer("max-len", 1, a.given("task") ? 1000 : 1000000);  // checked before any data is read
   if (!a.given("task")) check_task_options_unused(a, "--train reads its pairs");
   configure_training(s);
@@ -538,37 +562,26 @@ Data load_data(Settings& s, std::ostream& out) {
     model = std::move(s.init_model);  // its vocabularies encode the new data: words it never saw are <unk>
     model->module().train();
   } else {
-    // A bpe side first learns its merges from the training sentences (each side its own):
-    // its vocabulary is made of their pieces.
-    data::Bpe src_bpe, tgt_bpe;
+    // A side's tokenizer may first learn from the training sentences (bpe: its merges, each
+    // side its own); the vocabulary is made of the tokens it then cuts.
+    std::shared_ptr<data::Tokenizer> src_cut = data::make_tokenizer(c.src_tokens, s.src_token_settings),
+                                     tgt_cut = data::make_tokenizer(c.tgt_tokens, s.tgt_token_settings);
     for (const bool source : {true, false}) {
-      if ((source ? c.src_tokens : c.tgt_tokens) != "bpe") continue;
-      std::unordered_map<std::string, int64_t> words;
-      for (const data::Pair& p : train_pairs) data::Bpe::count_words(source ? p.source : p.target, words);
-      (source ? src_bpe : tgt_bpe) = data::Bpe::learn(words, s.bpe_merges);
-      const data::Bpe& bpe = source ? src_bpe : tgt_bpe;
-      out << "bpe: " << bpe.size() << " merges learned for the " << (source ? "source" : "target") << " ("
-          << words.size() << " distinct words)\n";
-      // Too many merges for the data make every word one piece: a word seen once is then a
-      // piece seen once, and subwords no longer help with new words (exact match fell to 0).
-      int64_t whole = 0;
-      for (const auto& [word, count] : words) whole += bpe.encode(word).size() == 1;
-      if (static_cast<int64_t>(bpe.size()) < s.bpe_merges && words.size() >= 10 &&
-          whole * 10 >= static_cast<int64_t>(words.size()) * 9)
-        out << "warning: the text ran out of pairs to merge after " << bpe.size() << " of the " << s.bpe_merges
-            << " merges asked for, and " << whole << " of the " << words.size() << " distinct "
-            << (source ? "source" : "target") << " words are a single piece: a new word cannot be read as known pieces; "
-            << "give fewer (--bpe-merges " << std::max<size_t>(1, words.size() / 4) << ", say)\n";
+      data::Tokenizer& cut = source ? *src_cut : *tgt_cut;
+      if (!cut.learns()) continue;
+      std::vector<std::string_view> side;  // the sentences in place, not copied
+      for (const data::Pair& p : train_pairs) side.push_back(source ? p.source : p.target);
+      cut.learn(side, source ? "source" : "target", out);
     }
     // Counted one sentence at a time: the whole corpus as token strings would be several
     // times the size of the ids it becomes.
     std::map<std::string, int64_t> src_counts, tgt_counts;
     for (const data::Pair& p : train_pairs) {
-      for (const std::string& token : tokenize_side(p.source, c.src_tokens, src_bpe)) ++src_counts[token];
-      for (const std::string& token : tokenize_side(p.target, c.tgt_tokens, tgt_bpe)) ++tgt_counts[token];
+      for (const std::string& token : src_cut->encode(p.source)) ++src_counts[token];
+      for (const std::string& token : tgt_cut->encode(p.target)) ++tgt_counts[token];
     }
     model = std::make_unique<Translator>(c, data::Vocab::from_counts(src_counts, s.min_freq),
-                                         data::Vocab::from_counts(tgt_counts, s.min_freq), src_bpe, tgt_bpe);
+                                         data::Vocab::from_counts(tgt_counts, s.min_freq), src_cut, tgt_cut);
   }
   Translator& t = *model;
   data::EncodedPairs& train = d.train;

@@ -71,8 +71,9 @@ ModelConfig ModelConfig::from_json(const io::Json& j) {
   check_state(max_len.is_integer() && max_len.as_int64() >= 1 && max_len.as_int64() <= kMaxDecode,
               "the model configuration's 'max_len' must be a whole number from 1 to ", kMaxDecode, ", got ", max_len.dump());
   c.max_len = max_len.as_int64();
-  c.src_tokens = one_of("src_tokens", kTokenizerNames);
-  c.tgt_tokens = one_of("tgt_tokens", kTokenizerNames);
+  for (const char* key : {"src_tokens", "tgt_tokens"}) registered(key, get(key), data::tokenizers().names());
+  c.src_tokens = one_of("src_tokens", data::tokenizers().names());
+  c.tgt_tokens = one_of("tgt_tokens", data::tokenizers().names());
   // Every option the model takes, from the file; one a file written before it existed lacks
   // takes its default (Luong, global, D = 3, the last state as the context, residual on).
   try {
@@ -106,9 +107,11 @@ std::string first_difference(const ModelConfig& a, const ModelConfig& b, const c
 // ================================================================================================
 // Building
 
-Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt, data::Bpe src_merges, data::Bpe tgt_merges)
-    : config(c.resolved()), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)), src_bpe(std::move(src_merges)),
-      tgt_bpe(std::move(tgt_merges)) {
+Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt,
+                       std::shared_ptr<data::Tokenizer> src_cut, std::shared_ptr<data::Tokenizer> tgt_cut)
+    : config(c.resolved()), src_vocab(std::move(src)), tgt_vocab(std::move(tgt)),
+      src_tokenizer(src_cut ? std::move(src_cut) : data::make_tokenizer(config.src_tokens)),
+      tgt_tokenizer(tgt_cut ? std::move(tgt_cut) : data::make_tokenizer(config.tgt_tokens)) {
   // The kind builds itself from its options; from here on it is only an EncoderDecoder.
   nn::ModelContext context;
   context.name = config.model;
@@ -122,33 +125,20 @@ Translator::Translator(const ModelConfig& c, data::Vocab src, data::Vocab tgt, d
 const nn::Module& Translator::module() const { return *module_; }
 nn::Module& Translator::module() { return *module_; }
 
-std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe,
-                                       size_t max_tokens) {
-  if (kind == "bpe") return bpe.encode(text, max_tokens);
-  std::vector<std::string> tokens =
-      data::tokenize(text, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
-  if (tokens.size() > max_tokens) tokens.resize(max_tokens);
-  return tokens;
-}
-std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind) {
-  if (kind == "bpe") return data::Bpe::decode(tokens);  // "▁bil" "ly" "▁ate" -> "billy ate"
-  return data::detokenize(tokens, kind == "char" ? data::Tokenization::Char : data::Tokenization::Space);
-}
-
 std::vector<std::string> Translator::source_tokens(const std::string& text) const {
   // The model reads the first max_len tokens of a source: a longer one is cut here, before a
   // bpe side would encode a megabyte it then throws away.
-  return tokenize_side(text, config.src_tokens, src_bpe, static_cast<size_t>(config.max_len));
+  return src_tokenizer->encode(text, static_cast<size_t>(config.max_len));
 }
 bool Translator::source_is_cut(const std::string& text) const {
   const size_t max_len = static_cast<size_t>(config.max_len);
-  return tokenize_side(text, config.src_tokens, src_bpe, max_len + 1).size() > max_len;
+  return src_tokenizer->encode(text, max_len + 1).size() > max_len;
 }
 std::vector<std::string> Translator::target_tokens(const std::string& text) const {
-  return tokenize_side(text, config.tgt_tokens, tgt_bpe);
+  return tgt_tokenizer->encode(text);
 }
 std::string Translator::target_text(const std::vector<int64_t>& ids) const {
-  return detokenize_side(tgt_vocab.decode(ids), config.tgt_tokens);
+  return tgt_tokenizer->decode(tgt_vocab.decode(ids));
 }
 data::EncodedPairs Translator::encode_pairs(const std::vector<data::Pair>& pairs) const {
   data::EncodedPairs e;
@@ -310,13 +300,15 @@ std::map<std::string, std::string> Translator::metadata() const {
                                           {"seqgrad.config", config.to_json().dump()},
                                           {"seqgrad.src_vocab", src.dump()},
                                           {"seqgrad.tgt_vocab", tgt.dump()}};
-  auto merges = [](const data::Bpe& bpe) {
+  // What a side's tokenizer learned, under "seqgrad.src_NAME" ("seqgrad.src_bpe": its merges).
+  auto learned = [&](const char* side, const std::string& name, const data::Tokenizer& tokenizer) {
+    if (!tokenizer.learns()) return;
     io::Json list = io::Json::array();
-    for (const std::string& m : bpe.merges()) list.push_back(m);
-    return list.dump();
+    for (const std::string& entry : tokenizer.learned()) list.push_back(entry);
+    meta[cat("seqgrad.", side, "_", name)] = list.dump();
   };
-  if (config.src_tokens == "bpe") meta["seqgrad.src_bpe"] = merges(src_bpe);
-  if (config.tgt_tokens == "bpe") meta["seqgrad.tgt_bpe"] = merges(tgt_bpe);
+  learned("src", config.src_tokens, *src_tokenizer);
+  learned("tgt", config.tgt_tokens, *tgt_tokenizer);
   return meta;
 }
 
@@ -349,7 +341,7 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   // token is what a tokenizer of its side can make: no control character (a "\n" in a token
   // made one input line many output lines; a tab broke --scores' columns), and no space except
   // the space of a char side, one token of its own.
-  auto vocab = [&](const char* key, const std::string& kind) {
+  auto vocab = [&](const char* key, const std::string& kind, const data::Tokenizer& tokenizer) {
     return from_strings(key, [&](const std::vector<std::string>& tokens) {
       for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string& tok = tokens[i];
@@ -358,17 +350,24 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
           control = control || c < 0x20 || c == 0x7F;
           space = space || c == ' ';
         }
-        check_state(!control && (!space || (kind == "char" && tok == " ")), "token ", i, " is ",
-                    io::Json(tok).dump(), "; a token of a ", kind,
-                    " side is not empty and holds no control character", kind == "char" ? "" : " and no space");
+        const bool spaces = tokenizer.space_is_a_token();
+        check_state(!control && (!space || (spaces && tok == " ")), "token ", i, " is ", io::Json(tok).dump(),
+                    "; a token of a ", kind, " side is not empty and holds no control character",
+                    spaces ? "" : " and no space");
       }
       return data::Vocab::from_tokens(tokens);
     });
   };
-  // A bpe side's merges ("e s", "es t", ...), checked line by line; none for the other kinds.
-  auto bpe = [&](const std::string& kind, const char* key) {
-    if (kind != "bpe") return data::Bpe();
-    return from_strings(key, [](const std::vector<std::string>& merges) { return data::Bpe(merges); });
+  // A side's tokenizer, with what it learned (a bpe side's merges, "e s", "es t", ..., checked
+  // line by line); a tokenizer that learns nothing has no entry.
+  auto side_tokenizer = [&](const char* side, const std::string& name) {
+    std::shared_ptr<data::Tokenizer> made = data::make_tokenizer(name);
+    if (made->learns())
+      from_strings(cat("seqgrad.", side, "_", name).c_str(), [&](const std::vector<std::string>& learned) {
+        made->restore(learned);
+        return 0;
+      });
+    return made;
   };
   ModelConfig config;
   try {
@@ -388,9 +387,10 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   {
     const AllocationBudget limit(budget, cat("seqgrad: '", path, "': its configuration (", config.to_json().dump(),
                                              ") describes a model far larger than the tensors in the file; building it"));
-    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab", config.src_tokens),
-                                     vocab("seqgrad.tgt_vocab", config.tgt_tokens),
-                                     bpe(config.src_tokens, "seqgrad.src_bpe"), bpe(config.tgt_tokens, "seqgrad.tgt_bpe"));
+    std::shared_ptr<data::Tokenizer> src_cut = side_tokenizer("src", config.src_tokens),
+                                     tgt_cut = side_tokenizer("tgt", config.tgt_tokens);
+    t = std::make_unique<Translator>(config, vocab("seqgrad.src_vocab", config.src_tokens, *src_cut),
+                                     vocab("seqgrad.tgt_vocab", config.tgt_tokens, *tgt_cut), src_cut, tgt_cut);
   }
   // A resumable checkpoint also holds the optimizer's buffers, under "optimizer.": those are the
   // resume code's (resume.cpp); every model tensor must still be there, with its shape.
@@ -410,10 +410,10 @@ Scores score(Translator& t, const std::vector<data::Pair>& pairs, int64_t beam, 
 }
 
 Scores score(Translator& t, const std::vector<data::Pair>& pairs, const TranslateOptions& options) {
-  // Scored on the target's tokens, but on words for a bpe target: a wrong word then counts
-  // once, however many pieces it has (as BLEU is reported after BPE is undone).
+  // Scored on the target's tokens, but on words when they are pieces of words (bpe): a wrong
+  // word then counts once, however many pieces it has (as BLEU is reported after BPE is undone).
   auto tokens = [&t](const std::string& text) {
-    return t.config.tgt_tokens == "bpe" ? data::split_whitespace(text) : t.target_tokens(text);
+    return t.tgt_tokenizer->pieces_of_words() ? data::split_whitespace(text) : t.target_tokens(text);
   };
   std::vector<std::string> sources;
   std::vector<data::Tokens> refs, hyps;

@@ -3,8 +3,8 @@
 // A Translator owns a model (any kind nn/decoding/model_kind.h can build by name), its two
 // vocabularies and its configuration, and can compute a training loss, translate text, return
 // an alignment for a heatmap, and save itself as a safetensors checkpoint whose metadata holds
-// the configuration, both vocabularies and the merges of a bpe side, so the checkpoint alone is
-// enough to translate.
+// the configuration, both vocabularies and what each side's tokenizer learned (a bpe side's
+// merges), so the checkpoint alone is enough to translate.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "data/bpe.h"
 #include "data/tasks.h"
 #include "data/tokenizer.h"
 #include "data/vocab.h"
@@ -25,9 +24,8 @@
 
 namespace seqgrad::cli {
 
-// The tokenizers seqgrad train offers, and limits a checkpoint's configuration must keep to.
-// (Model kinds, scores, cells and their options come from nn/'s registries: nn/decoding/model_kind.h.)
-inline const std::vector<std::string> kTokenizerNames{"space", "char", "bpe"};
+// Limits a checkpoint's configuration must keep to. (Model kinds, scores, cells and their
+// options come from nn/'s registries, nn/decoding/model_kind.h; tokenizers from data/tokenizer.h.)
 constexpr int64_t kMaxDecode = 4096;
 // Sentences decoded at once by translate and eval (--batch): 64 rows (256 with beam 4) keep
 // the matrix products large enough to run at speed, in a few MB.
@@ -45,7 +43,7 @@ struct ModelConfig {
   std::string model = "transformer";  // a name nn::model_names() lists
   nn::Settings options;               // by key; resolved() fills in the defaults
   int64_t max_len = 64;
-  std::string src_tokens = "space", tgt_tokens = "space";  // space | char | bpe
+  std::string src_tokens = "space", tgt_tokens = "space";  // each a name data::tokenizers() lists
 
   ModelConfig& set(const std::string& key, io::Json value) {
     options.set(key, std::move(value));
@@ -63,14 +61,6 @@ struct ModelConfig {
 // The first field in which two configurations differ, as "layers is 5 in the flags and 1 in the
 // model" (a_name = "the flags", b_name = "the model"), or "" when they are the same.
 std::string first_difference(const ModelConfig& a, const ModelConfig& b, const char* a_name, const char* b_name);
-
-// One side's text as tokens, and tokens back as text, for each --src-tokens/--tgt-tokens kind:
-// space (words), char (UTF-8 characters) or bpe (pieces by that side's merges, data/bpe.h).
-// With max_tokens, the first max_tokens tokens only: a bpe side then does not encode the words
-// after them (a model reads no more than max_len tokens of a source).
-std::vector<std::string> tokenize_side(const std::string& text, const std::string& kind, const data::Bpe& bpe,
-                                       size_t max_tokens = SIZE_MAX);
-std::string detokenize_side(const std::vector<std::string>& tokens, const std::string& kind);
 
 // One translation and what it attended to (Translator::attention; drawn by pictures.h).
 struct AttentionView {
@@ -115,9 +105,11 @@ struct Candidate {
 
 class Translator {
  public:
-  // The merges are those of the bpe sides (none for the others).
-  Translator(const ModelConfig& config, data::Vocab src_vocab, data::Vocab tgt_vocab, data::Bpe src_bpe = {},
-             data::Bpe tgt_bpe = {});
+  // Each side is cut by its tokenizer (what it learned included: a bpe side's merges); null: a
+  // new one of the kind the configuration names, which has learned nothing.
+  Translator(const ModelConfig& config, data::Vocab src_vocab, data::Vocab tgt_vocab,
+             std::shared_ptr<data::Tokenizer> src_tokenizer = nullptr,
+             std::shared_ptr<data::Tokenizer> tgt_tokenizer = nullptr);
 
   nn::Module& module();
   const nn::Module& module() const;
@@ -156,7 +148,7 @@ class Translator {
   data::EncodedPairs encode_pairs(const std::vector<data::Pair>& pairs) const;
 
   // What makes a checkpoint self-contained: the format, the configuration, both vocabularies
-  // and the merges of a bpe side ("seqgrad.src_bpe": ["e s", "es t", ...]).
+  // and what a side's tokenizer learned, under its name ("seqgrad.src_bpe": ["e s", "es t", ...]).
   std::map<std::string, std::string> metadata() const;
   void save(const std::string& path) const;
   // Reads a checkpoint written by save() (or a resumable one written by seqgrad train, whose
@@ -165,7 +157,7 @@ class Translator {
 
   ModelConfig config;
   data::Vocab src_vocab, tgt_vocab;
-  data::Bpe src_bpe, tgt_bpe;
+  std::shared_ptr<data::Tokenizer> src_tokenizer, tgt_tokenizer;
   // What the model's training needs besides its tensors (nn::EncoderDecoder::training_state):
   // saved in resume files, so a resumed run goes on exactly.
   nn::EncoderDecoder& model() { return *model_; }
@@ -179,8 +171,8 @@ class Translator {
 };
 
 // How well a model translates `pairs` (greedy, or beam search with beam > 1; `batch` sentences
-// at a time): exact match, edits per token and BLEU (over words when the target is bpe), as
-// `seqgrad eval` prints them.
+// at a time): exact match, edits per token and BLEU (over words when the target's tokens are
+// pieces of words, as bpe's are), as `seqgrad eval` prints them.
 struct Scores {
   double exact = 0, edits_per_token = 0, bleu = 0;
 };

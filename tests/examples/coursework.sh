@@ -1,8 +1,9 @@
 #!/bin/sh
-# tests/examples/coursework.sh - a student's new score, cells, optimizer, schedule and task, each
-# one file outside the library, plug into the tool: built in with EXTRA=, listed by --help,
-# trained by `seqgrad train` (and they learn), their own options (--temperature, --indrnn-clip,
-# --lion-beta2, --gamma, --digits) saved and read back, and refused where they do not apply. The
+# tests/examples/coursework.sh - a student's new score, cells, optimizer, schedule, task, model
+# kind and tokenizer, each one file outside the library, plug into the tool: built in with EXTRA=,
+# listed by --help, trained by `seqgrad train` (and they learn), their own options (--temperature,
+# --indrnn-clip, --lion-beta2, --gamma, --digits, --bow-pool, --frequent-words) saved and read
+# back, and refused where they do not apply. The
 # same for three positional encodings that work inside attention (ALiBi, T5 buckets, rotary), and
 # the library's tests of every registered encoding (tests/nn/test_attention_bias.cpp,
 # test_grad_attention_bias.cpp) run once more with the three linked in, in float32 and float64;
@@ -23,7 +24,8 @@ failures=0
 fail() { echo "coursework: $*" >&2; failures=$((failures + 1)); }
 
 POSITIONAL="$DIR/alibi.cpp $DIR/t5_bias.cpp $DIR/rotary.cpp"
-OTHERS="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/indrnn_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp $DIR/addition_task.cpp"
+OTHERS="$DIR/distance_score.cpp $DIR/mgu_cell.cpp $DIR/indrnn_cell.cpp $DIR/lion_optimizer.cpp $DIR/step_schedule.cpp \
+  $DIR/addition_task.cpp $DIR/bag_of_words.cpp $DIR/frequent_words.cpp"
 make --no-print-directory -s BUILD="$BUILD" CLI="$SEQ" EXTRA="$OTHERS $POSITIONAL" "$SEQ" >"$W/make.log" 2>&1 ||
   { cat "$W/make.log" >&2; echo "coursework: building the tool with the coursework failed" >&2; exit 1; }
 
@@ -53,15 +55,16 @@ done
 # --help lists them: the score, the cell's two models, the score's own option.
 "$SEQ" train --help >"$W/help" 2>&1 || fail "seqgrad train --help failed"
 for word in "distance" "mgu, mgu-attn" "indrnn, indrnn-attn" "--temperature" "--indrnn-clip" "lion:" "--lion-beta2" "step:" "--step-size" "--gamma" \
-  "addition:" "--digits" "alibi" "rotary" "t5" "--alibi-max-bias" "--buckets" "--max-distance" "--rotary-base"; do
+  "addition:" "--digits" "alibi" "rotary" "t5" "--alibi-max-bias" "--buckets" "--max-distance" "--rotary-base" \
+  "bow" "--bow-pool" "frequent:" "--frequent-words"; do
   grep -q -- "$word" "$W/help" || fail "seqgrad train --help does not list '$word'"
 done
 
 # Trains and learns: the last epoch's validation loss is well below the first's.
-LR=0.01
-learns() {  # NAME ARGS...: train on reversing 3..6 tokens; the loss must fall by a third
+LR=0.01 TASK=reverse
+learns() {  # NAME ARGS...: train on reversing 3..6 tokens (or $TASK); the loss must fall by a third
   name=$1; shift
-  "$SEQ" train --task reverse --n 1500 --min-len 3 --max-len 6 --dim 24 --layers 1 --epochs 6 --lr "$LR" \
+  "$SEQ" train --task "$TASK" --n 1500 --min-len 3 --max-len 6 --dim 24 --layers 1 --epochs 6 --lr "$LR" \
     --batch 32 --threads 1 --out "$W/$name.safetensors" "$@" >"$W/$name.out" 2>&1 ||
     { fail "$name: seqgrad train $* failed: $(tail -1 "$W/$name.out")"; return; }
   first=$(grep -o 'valid_loss=[0-9.]*' "$W/$name.out" | head -1 | cut -d= -f2)
@@ -83,6 +86,33 @@ LR=0.002  # (Lion's sign steps want a rate several times below Adam's)
 learns lion --arch gru-attn --hidden 48 --optimizer lion --lion-beta2 0.98
 LR=0.01
 learns step --arch gru-attn --hidden 48 --schedule step --step-size 100 --gamma 0.5
+# The bag of words sorts (order does not matter there), and cannot tell a source from its
+# shuffle: "a b c d" and "d c b a" translate the same.
+TASK=sort
+learns bow --arch bow --hidden 48
+learns bow-max --arch bow --hidden 48 --bow-pool max
+TASK=reverse
+head -c 4096 "$W/bow-max.safetensors" | grep -q 'bow_pool\\":\\"max' ||
+  fail "the bow model's configuration does not hold \"bow_pool\": \"max\""
+bow_says() { "$SEQ" translate --model "$W/bow.safetensors" "$1" 2>/dev/null; }
+[ -n "$(bow_says "a b c d")" ] && [ "$(bow_says "a b c d")" = "$(bow_says "d c b a")" ] ||
+  fail "the bag of words translates 'a b c d' and 'd c b a' differently"
+# The tokenizer: the commonest words whole, the rest spelled; what it learned is in the checkpoint.
+"$SEQ" train --task en-fr --n 1500 --src-tokens frequent --tgt-tokens frequent --frequent-words 30 --arch gru-attn \
+  --hidden 48 --dim 24 --layers 1 --epochs 6 --lr 0.01 --batch 32 --threads 1 --out "$W/frequent.safetensors" \
+  >"$W/frequent.out" 2>&1 || fail "training with --src-tokens frequent failed: $(tail -1 "$W/frequent.out")"
+grep -q "frequent: 30 of the [0-9]* distinct source words kept whole" "$W/frequent.out" ||
+  fail "the frequent tokenizer did not say what it kept: $(head -3 "$W/frequent.out")"
+first=$(grep -o 'valid_loss=[0-9.]*' "$W/frequent.out" | head -1 | cut -d= -f2)
+last=$(grep -o 'valid_loss=[0-9.]*' "$W/frequent.out" | tail -1 | cut -d= -f2)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a * 2 / 3) }' ||
+  fail "frequent: validation loss went from $first to $last, not down by a third"
+echo "coursework: frequent: valid_loss $first -> $last"
+head -c 65536 "$W/frequent.safetensors" | grep -q '"seqgrad.src_frequent":' ||
+  fail "the checkpoint does not hold what the source's tokenizer learned (seqgrad.src_frequent)"
+"$SEQ" translate --model "$W/frequent.safetensors" "tom took a cake yesterday" >"$W/fr.out" 2>&1 ||
+  fail "translating with the frequent model failed: $(cat "$W/fr.out")"
+grep -q '▁' "$W/fr.out" && fail "the frequent model's translation has word-start markers left: $(cat "$W/fr.out")"
 
 # The encodings' options are in the checkpoints, and each checkpoint translates (cached decoding
 # equal to uncached is tested above, in test_attention_bias.cpp).
@@ -158,6 +188,9 @@ refused "--lion-beta2 does not apply to --optimizer adam" --lion-beta2 0.9
 refused "--gamma does not apply to --schedule warmup" --gamma 0.5
 refused "--digits does not apply to --task reverse" --digits 2
 refused "--indrnn-clip does not apply to --arch lstm-attn" --arch lstm-attn --indrnn-clip 2
+refused "--bow-pool does not apply to --arch lstm-attn" --arch lstm-attn --bow-pool max
+refused "--frequent-words is for frequent sides; give --src-tokens frequent or --tgt-tokens frequent too" \
+  --frequent-words 30 --src-tokens bpe
 # The library's own tool knows none of them, and says so. (Unless it was built with files of
 # one's own, make test EXTRA=...: make remembers them in BUILD/seqgrad.extra.)
 if [ -s "$BUILD/seqgrad.extra" ] && [ -n "$(tr -d ' \n' <"$BUILD/seqgrad.extra")" ]; then
@@ -171,8 +204,12 @@ elif [ -x "$BUILD/seqgrad" ]; then
     fail "the tool without the coursework loaded a model with the distance score"
   grep -q "'attention' is \"distance\", which this seqgrad does not have" "$W/err" ||
     fail "loading a distance-score model without the score: $(cat "$W/err")"
+  "$BUILD/seqgrad" translate --model "$W/frequent.safetensors" "a b" >/dev/null 2>"$W/err" &&
+    fail "the tool without the coursework loaded a model with the frequent tokenizer"
+  grep -q "'src_tokens' is \"frequent\", which this seqgrad does not have" "$W/err" ||
+    fail "loading a frequent-tokenizer model without the tokenizer: $(cat "$W/err")"
 fi
 
-[ "$failures" -eq 0 ] && echo "coursework: a new score, two cells, an optimizer, a schedule, a task and three" \
-  "positional encodings, each one file, trained through seqgrad train"
+[ "$failures" -eq 0 ] && echo "coursework: a new score, two cells, an optimizer, a schedule, a task, a model kind," \
+  "a tokenizer and three positional encodings, each one file, trained through seqgrad train"
 [ "$failures" -eq 0 ]

@@ -62,7 +62,7 @@ TEST_CASE("seqgrad train --src-tokens bpe --tgt-tokens bpe: trains, saves the me
                          "the 10 distinct target words are a single piece: a new word cannot be read as known pieces; "
                          "give fewer (--bpe-merges 2, say)\n") != std::string::npos);
   const std::unique_ptr<cli::Translator> first = cli::Translator::load(resume);
-  CHECK(first->src_bpe.size() == 20);
+  CHECK(first->src_tokenizer->learned().size() == 20);
   const Result resumed = train({"--resume", resume});
   INFO(resumed.out);
   INFO(resumed.err);
@@ -70,9 +70,9 @@ TEST_CASE("seqgrad train --src-tokens bpe --tgt-tokens bpe: trains, saves the me
 
   // The checkpoint alone translates: its merges are in the metadata, the same as learned.
   const std::unique_ptr<cli::Translator> t = cli::Translator::load(model);
-  CHECK(t->src_bpe.merges() == first->src_bpe.merges());
-  CHECK(t->tgt_bpe.merges() == first->tgt_bpe.merges());
-  CHECK(t->tgt_bpe.size() == 18);
+  CHECK(t->src_tokenizer->learned() == first->src_tokenizer->learned());
+  CHECK(t->tgt_tokenizer->learned() == first->tgt_tokenizer->learned());
+  CHECK(t->tgt_tokenizer->learned().size() == 18);
   CHECK(t->source_tokens("student").size() > 1);  // a word in pieces
   const Result tr = run({"translate", "--model", model}, "billy drinks tea\nanna eats cake\nnaive student\n");
   INFO(tr.err);
@@ -104,8 +104,9 @@ TEST_CASE("seqgrad train --bpe-merges: a bad number, or no bpe side, is an error
         "error: seqgrad train: --bpe-merges expects a whole number from 1 to 1000000, got 'many'\n");
   CHECK(error({"--bpe-merges", "100"}) ==
         "error: seqgrad train: --bpe-merges is for bpe sides; give --src-tokens bpe or --tgt-tokens bpe too\n");
-  CHECK(error({"--src-tokens", "wordpiece"}) ==
-        "error: seqgrad train: --src-tokens expects one of space, char, bpe, got 'wordpiece'\n");
+  CHECK(error({"--src-tokens", "wordpiece"}) == "error: seqgrad train: --src-tokens expects one of " +
+                                                    nn::join_names(data::tokenizers().names(), ", ") +
+                                                    ", got 'wordpiece'\n");
   CHECK(run({"train", "--help"}).out.find("--bpe-merges VALUE") != std::string::npos);
 }
 

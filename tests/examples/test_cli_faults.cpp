@@ -221,7 +221,12 @@ TEST_CASE("seqgrad translate: a checkpoint's configuration is checked before the
   refused("layers", "10000000", "the model configuration's 'layers' must be a whole number from 1 to 12, got 10000000");
   refused("hidden", "-1", "the model configuration's 'hidden' must be a whole number from 1 to 4096, got -1");
   refused("dim", "2.5", "the model configuration's 'dim' must be a whole number from 1 to 4096, got 2.5");
-  refused("src_tokens", "\"bogus\"", "the model configuration's 'src_tokens' must be one of space, char, bpe; got \"bogus\"");
+  refused("src_tokens", "\"bogus\"",
+          "the model configuration's 'src_tokens' is \"bogus\", which this seqgrad does not have (it has " +
+              nn::join_names(data::tokenizers().names(), ", ") + "); if it is a component of your own, build it in: "
+              "make seqgrad EXTRA=its_file.cpp");
+  refused("tgt_tokens", "7", "the model configuration's 'tgt_tokens' must be one of " +
+                                 nn::join_names(data::tokenizers().names(), ", ") + "; got 7");
   refused("model", "\"bogus\"",
           "the model configuration's 'model' is \"bogus\", which this seqgrad does not have (it has " +
               nn::join_names(nn::model_names(), ", ") + "); if it is a component of your own, build it in: make seqgrad "

@@ -1,6 +1,6 @@
 // tests/examples/test_every_component.cpp - the checks every registered component gets, whoever
-// wrote it: each model kind, attention score, positional encoding, optimizer, schedule and task
-// that is linked in (a student's too: make test EXTRA="my_score.cpp") is listed by `seqgrad train
+// wrote it: each model kind, attention score, positional encoding, optimizer, schedule, task and
+// tokenizer that is linked in (a student's too: make test EXTRA="my_score.cpp") is listed by `seqgrad train
 // --help` with its options, trains for an epoch through the tool, saves a checkpoint that loads
 // and saves again byte for byte, and has its options refused where they do not apply. No list of
 // names is written here: the registries are asked. (Every kind's loss, with every score and
@@ -14,6 +14,7 @@
 #include "examples/seqgrad/commands.h"
 #include "examples/seqgrad/translator.h"
 #include "data/tasks.h"
+#include "data/tokenizer.h"
 #include "nn/attention/attention.h"
 #include "nn/decoding/model_kind.h"
 #include "nn/optim/schedule.h"
@@ -115,6 +116,7 @@ TEST_CASE("every component: --help lists it and each of its options") {
   add(nn::optimizers());
   add(nn::schedules());
   add(data::tasks());
+  add(data::tokenizers());
   for (const std::string& name : names) {
     CAPTURE(name);
     CHECK(help.find(name) != std::string::npos);
@@ -152,6 +154,29 @@ TEST_CASE("every component: each attention score, positional encoding, optimizer
   }
 }
 
+TEST_CASE("every component: each tokenizer cuts both sides of a run, and the checkpoint keeps what it learned") {
+  for (const std::string& name : data::tokenizers().names()) {
+    CAPTURE(name);
+    trains_saves_and_loads("gru-attn", {"--src-tokens", name, "--tgt-tokens", name});
+  }
+  // Through the library: what a side learned from text comes back, after restore(), as the same
+  // tokens; decoding gives the words back.
+  const std::vector<std::string> text{"the cat sat on the mat", "the dog sat", "a cat and a dog"};
+  std::vector<std::string_view> side(text.begin(), text.end());
+  for (const std::string& name : data::tokenizers().names()) {
+    CAPTURE(name);
+    const std::unique_ptr<data::Tokenizer> cut = data::make_tokenizer(name), again = data::make_tokenizer(name);
+    std::ostringstream said;
+    if (cut->learns()) cut->learn(side, "source", said);
+    again->restore(cut->learned());
+    for (const std::string& sentence : text) {
+      CHECK(again->encode(sentence) == cut->encode(sentence));
+      CHECK(cut->decode(cut->encode(sentence)) == sentence);
+      CHECK(cut->encode(sentence, 2).size() == std::min<size_t>(2, cut->encode(sentence).size()));
+    }
+  }
+}
+
 TEST_CASE("every component: each task generates pairs through seqgrad data, the same for the same seed") {
   for (const std::string& task : data::tasks().names()) {
     CAPTURE(task);
@@ -168,6 +193,16 @@ TEST_CASE("every component: an option is refused with a component that does not 
   options_refused_elsewhere(nn::optimizers(), "optimizer", base);
   options_refused_elsewhere(nn::schedules(), "schedule", base);
   options_refused_elsewhere(data::tasks(), "task", {"--out", "build/x.safetensors"});
+  // A tokenizer's option with neither side cut by it: "--bpe-merges is for bpe sides; ...".
+  for (const std::string& name : data::tokenizers().names())
+    for (const nn::Option& o : data::tokenizers().get(name).options) {
+      std::vector<std::string> words = base;
+      words.insert(words.end(), {"--" + o.flag_name(), o.default_value});
+      if (o.type == nn::Option::Type::Switch) words.pop_back();
+      const Result r = train(words);
+      CHECK(r.code == 2);
+      CHECK(r.err.find("--" + o.flag_name() + " is for ") != std::string::npos);
+    }
   std::vector<std::string> attn = base;
   attn.insert(attn.end(), {"--arch", "lstm-attn"});
   options_refused_elsewhere(nn::scores(), "attention", attn);
