@@ -23,9 +23,10 @@
 // forces a core without the check, to measure that one on purpose.
 // seqgrad's side runs the kernel gemm picks for this CPU; SEQGRAD_KERNEL=avx2 (or generic)
 // measures another. With --precision bf16 it runs gemm at MatmulPrecision::BFloat16, on the
-// kernel bf16_kernel() names (SEQGRAD_BF16_KERNEL=portable measures the other), and prints the
-// same lines; OpenBLAS stays float32 (its sgemm), and the peak is that of the bfloat16
-// instruction where the kernel has one (twice the float32 FMA's multiply-adds).
+// kernel bf16_kernel() names (SEQGRAD_BF16_KERNEL=portable, avx512_fma or avx512_bf16 measures
+// another), and prints the same lines; OpenBLAS stays float32 (its sgemm), and the peak is that
+// of the kernel's instruction: vdpbf16ps for avx512_bf16 (twice the float32 FMA's
+// multiply-adds), the float32 FMA for the others.
 //
 // Timing: a sample is one untimed call, then enough back-to-back calls to take >= 20 ms; a
 // figure is the median of 11 samples (--samples). The machine may be shared and its clock
@@ -642,7 +643,7 @@ int main(int argc, char** argv) {
     std::string list;
     for (const std::string& k : bf16_kernels()) list += (list.empty() ? "" : ", ") + k;
     std::printf("# precision bf16: seqgrad's inputs rounded to bfloat16, sums in float32, on the %s kernel (of %s; "
-                "SEQGRAD_BF16_KERNEL picks another); FLOP/cycle counts the bfloat16 instruction\n",
+                "SEQGRAD_BF16_KERNEL picks another); FLOP/cycle counts the kernel's instruction\n",
                 bf16_kernel(), list.c_str());
   }
   if (blas) {

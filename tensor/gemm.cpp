@@ -13,10 +13,11 @@
 // (to compare the paths, as the tests and docs/matmul.md do); one the CPU cannot run is refused.
 // The AVX2 and AVX-512 copies give the same bits (tensor/gemm_blocked.h, "Determinism").
 //
-// At MatmulPrecision::BFloat16 (tensor/matmul.h) a product goes to one of two bfloat16 kernels
-// instead, chosen the same way (bf16_kernel()): avx512_bf16 (tensor/gemm_avx512_bf16.cpp, on a
-// CPU with AVX512_BF16, when the float32 path is avx512), or portable, here: op(A) and op(B)
-// rounded to bfloat16 into copies, then the float32 kernel. The precision is the calling
+// At MatmulPrecision::BFloat16 (tensor/matmul.h) a product goes to one of three bfloat16 kernels
+// instead, chosen the same way (bf16_kernel()): avx512_bf16 or avx512_fma (tensor/gemm_avx512_bf16.cpp:
+// the same sums by vdpbf16ps or by float32 FMAs, when the float32 path is avx512; of the two, the
+// one that runs faster on this CPU), or portable, here: op(A) and op(B) rounded to bfloat16 into
+// copies, then the float32 kernel. The precision is the calling
 // thread's, read once per product here and passed down; the workers never read their own.
 #include <atomic>
 #include <cstdint>
@@ -46,15 +47,16 @@ SEQGRAD_GEMM_DECLARE(gemm_avx2)
 SEQGRAD_GEMM_DECLARE(gemm_avx512)
 #undef SEQGRAD_GEMM_DECLARE
 
-// The vdpbf16ps kernel (tensor/gemm_avx512_bf16.cpp); float32 only. Packed op(B) is in 32-bit
-// words, each a pair of bfloat16s.
+// The vdpbf16ps kernel and its FMA twin (tensor/gemm_avx512_bf16.cpp); float32 only. Packed op(B)
+// is in 32-bit words, each a pair of bfloat16s, for both.
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(SEQGRAD_DOUBLE)
 #define SEQGRAD_HAVE_AVX512_BF16 1
 namespace bfloat_avx512 {
 void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const float* B, bool trans_b, float* C,
-          const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b);
+          const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b, bool fma);
 int64_t packed_b_size(int64_t K, int64_t N);
 void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out);
+bool dot_is_faster();
 }  // namespace bfloat_avx512
 #endif
 
@@ -172,14 +174,21 @@ namespace {
 thread_local MatmulPrecision t_precision = MatmulPrecision::Float32;  // each thread's own setting
 
 struct Bf16Kernel {
-  int id;  // kPortable or kAvx512Bf16: what a PackedRight records
+  int id;  // kPortable, kAvx512Fma or kAvx512Bf16: what a PackedRight records
   const char* name;
   bool (*supported)();
 };
-constexpr int kPortable = 0, kAvx512Bf16 = 1;
+constexpr int kPortable = 0, kAvx512Bf16 = 1, kAvx512Fma = 2;
+// avx512_bf16 and avx512_fma pack op(B) alike (pairs of bfloat16s in 32-bit words).
+bool packs_pairs(int id) { return id == kAvx512Bf16 || id == kAvx512Fma; }
 
 #ifdef SEQGRAD_HAVE_AVX512_BF16
 bool has_avx512_bf16() { return has_avx512() && __builtin_cpu_supports("avx512bf16"); }
+// Of the two twins, is vdpbf16ps the faster here? Timed once (bfloat_avx512::dot_is_faster).
+bool dot_is_faster() {
+  static const bool faster = bfloat_avx512::dot_is_faster();
+  return faster;
+}
 #endif
 
 // Widest first, like kernels().
@@ -187,6 +196,7 @@ const std::vector<Bf16Kernel>& bf16_kernel_list() {
   static const std::vector<Bf16Kernel> list = {
 #ifdef SEQGRAD_HAVE_AVX512_BF16
       {kAvx512Bf16, "avx512_bf16", has_avx512_bf16},
+      {kAvx512Fma, "avx512_fma", has_avx512},
 #endif
       {kPortable, "portable", always},
   };
@@ -231,13 +241,19 @@ int bf16_named() {
   return named;
 }
 
-// The kernel for bfloat16 products next to the float32 kernel k: the one named, or else
-// avx512_bf16 with the avx512 path on a CPU that has AVX512_BF16, else portable.
+// The kernel for bfloat16 products next to the float32 kernel k: the one named, or else, with
+// the avx512 path, avx512_bf16 on a CPU that has AVX512_BF16 and runs it faster than FMAs,
+// avx512_fma otherwise; else portable.
 const Bf16Kernel& current_bf16_kernel(const Kernel& k) {
   const int named = bf16_named();
   if (named >= 0) return bf16_kernel_list()[static_cast<size_t>(named)];
-  for (const Bf16Kernel& b : bf16_kernel_list())
-    if (b.supported() && (b.id == kPortable || k.path == KernelPath::avx512)) return b;
+  for (const Bf16Kernel& b : bf16_kernel_list()) {
+    if (!b.supported() || (b.id != kPortable && k.path != KernelPath::avx512)) continue;
+#ifdef SEQGRAD_HAVE_AVX512_BF16
+    if (b.id == kAvx512Bf16 && !dot_is_faster()) continue;
+#endif
+    return b;
+  }
   return bf16_kernel_list().back();
 }
 
@@ -264,9 +280,9 @@ void gemm_bf16(const Kernel& k, const Bf16Kernel& bk, int64_t M, int64_t N, int6
                const real* B, bool trans_b, real* C, const real* bias, bool accumulate, const real* addend,
                const real* packed) {
 #ifdef SEQGRAD_HAVE_AVX512_BF16
-  if (bk.id == kAvx512Bf16)
+  if (packs_pairs(bk.id))
     return bfloat_avx512::gemm(M, N, K, A, trans_a, B, trans_b, C, bias, accumulate, addend,
-                               reinterpret_cast<const uint32_t*>(packed));
+                               reinterpret_cast<const uint32_t*>(packed), bk.id == kAvx512Fma);
 #else
   (void)bk;
 #endif
@@ -361,7 +377,7 @@ void PackedRightAccess::pack_bf16(PackedRight& pr, const Kernel& k) {
   const Bf16Kernel& bk = current_bf16_kernel(k);
   pr.bf16_kernel_ = bk.id;
 #ifdef SEQGRAD_HAVE_AVX512_BF16
-  if (bk.id == kAvx512Bf16) {
+  if (packs_pairs(bk.id)) {
     pr.packed_ = Tensor::empty({bfloat_avx512::packed_b_size(pr.K_, pr.N_)});  // 32-bit words, in float storage
     bfloat_avx512::pack_b(pr.K_, pr.N_, pr.source_.data(), pr.trans_b_, reinterpret_cast<uint32_t*>(pr.packed_.data()));
     return;
@@ -378,8 +394,9 @@ void PackedRightAccess::pack_bf16(PackedRight& pr, const Kernel& k) {
 void PackedRightAccess::gemm_bf16(const Kernel& k, int64_t M, const real* A, bool trans_a, const PackedRight& pr,
                                   real* C, const real* bias, bool accumulate, const real* addend) {
   const Bf16Kernel& bk = current_bf16_kernel(k);
-  const bool usable = pr.precision_ == MatmulPrecision::BFloat16 && pr.bf16_kernel_ == bk.id &&
-                      (bk.id != kPortable || pr.path_ == k.path);
+  const bool usable = pr.precision_ == MatmulPrecision::BFloat16 &&
+                      ((packs_pairs(pr.bf16_kernel_) && packs_pairs(bk.id)) ||
+                       (pr.bf16_kernel_ == bk.id && bk.id == kPortable && pr.path_ == k.path));
   const real* b = usable && bk.id == kPortable ? pr.rounded_.data() : pr.source_.data();
   seqgrad::gemm_bf16(k, bk, M, pr.N_, pr.K_, A, trans_a, b, pr.trans_b_, C, bias, accumulate, addend,
                      usable ? pr.packed_.data() : nullptr);

@@ -19,6 +19,18 @@
 // against the float64 product of the rounded inputs within a bound derived from that (and
 // against an emulation of the pseudo-code, bit for bit); docs/matmul.md, section 9.
 //
+// The same sums without the instruction (the avx512_fma kernel). Each step of the pseudo-code is a
+// float32 FMA of exact operands (a bfloat16 is the top half of a float32: a shift makes one), so
+// two FMAs per pair, the high halves' first, with MXCSR set to count subnormals as zero coming in
+// (DAZ) and to flush them going out (FTZ), give the very same bits (tested). The instruction is
+// not as fast everywhere: on the Zen 5 of docs/matmul.md one vdpbf16ps (32 multiply-adds) issues
+// as often as one FMA (16), but on the Xeon of section 9 four FMAs issue in the time of one
+// vdpbf16ps, and its bfloat16 products ran at half the float32 kernel's speed. The default kernel
+// is whichever runs more multiply-adds a second on this CPU, timed once (dot_is_faster below);
+// avx512_fma also runs on AVX-512 CPUs without AVX512_BF16. It reads the same packed panels, and
+// the sliver's words expanded into floats once per block (its MR high values, then its MR low
+// values, for each pair), so that a row's value is one broadcast from memory.
+//
 // The layout follows from the instruction: k goes in pairs. A K block of 2 kcp values of k is
 // kcp pairs (at most 512); a packed B panel holds, for each pair p, NR 32-bit words, word j = (op(B)(2p, j),
 // op(B)(2p + 1, j)) as bfloat16s, low half first; a packed A sliver, for each pair, MR such
@@ -40,7 +52,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "tensor/matmul.h"
@@ -116,6 +130,7 @@ class Scratch {
 
 thread_local Scratch tls_b;     // the packed op(B)
 thread_local Scratch tls_a;     // a task's packed A block
+thread_local Scratch tls_af;    // the same as floats, for avx512_fma
 thread_local Scratch tls_bias;  // the bias, zero-padded to whole panels
 
 // ================================================================================================
@@ -329,6 +344,35 @@ void pack_a_block(const float* A, bool trans_a, int64_t M, int64_t K, int64_t i0
     for (int64_t ir = 0; ir < mc; ir += MR) pack_columns(A, M, M, K, i0 + ir, MR, p0 + p, 1, out + ir * kcp + p * MR, MR);
 }
 
+// An A block's groups of MR words (one group per pair of each sliver) as floats, for
+// avx512_fma: for each group its MR high halves, then its MR low halves, each the float32 that
+// bfloat16 is.
+// Two groups at a time: 16 words, their high halves and their low halves as two vectors, then
+// the halves put in order (group 1's highs, its lows, group 2's highs, its lows).
+void expand_block(const uint32_t* in, int64_t groups, float* out) {
+  static_assert(MR == 8, "two groups of MR words fill a vector");
+  int64_t g = 0;
+  for (; g + 2 <= groups; g += 2, in += 2 * MR, out += 4 * MR) {
+    const words w = reinterpret_cast<words>(_mm512_loadu_si512(in));
+    const words hi = w & 0xFFFF0000u, lo = w << 16;
+    _mm512_storeu_si512(out, reinterpret_cast<__m512i>(
+                                 __builtin_shufflevector(hi, lo, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)));
+    _mm512_storeu_si512(out + 2 * MR, reinterpret_cast<__m512i>(__builtin_shufflevector(
+                                          hi, lo, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31)));
+  }
+  for (; g < groups; ++g, in += MR, out += 2 * MR)
+    for (int64_t r = 0; r < MR; ++r) {
+      const uint32_t hi = in[r] & 0xFFFF0000u, lo = in[r] << 16;
+      std::memcpy(out + r, &hi, sizeof hi);
+      std::memcpy(out + MR + r, &lo, sizeof lo);
+    }
+}
+
+// MXCSR for avx512_fma's sums: round to nearest even, every exception masked, subnormals read as
+// zero (DAZ, bit 6) and results flushed to zero (FTZ, bit 15): vdpbf16ps's arithmetic, which
+// reads no MXCSR.
+constexpr unsigned kDotCsr = 0x1F80u | 0x8000u | 0x0040u;
+
 // ================================================================================================
 // The micro-kernel: an MR x NR tile of C from a sliver (kcp pairs of MR words) and a panel
 // (kcp pairs of NR words). The sums start from the bias (NR values) or 0; then C = sums, or
@@ -337,9 +381,11 @@ void pack_a_block(const float* A, bool trans_a, int64_t M, int64_t K, int64_t i0
 // `pf`: pf_lines cache lines (of the next panel) to fetch meanwhile, one before every 8 pairs
 // (any more than kcp / 8 first, at once), so that the next panel is in L1 when its turn comes
 // and the fetches never queue up in front of the kernel's own loads.
-void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const uint32_t* __restrict b, const float* bias,
-                  float* c, const float* from, int64_t ldc, int64_t m, int64_t n, const uint32_t* pf,
-                  int64_t pf_lines) {
+// With Fma (avx512_fma) the sliver is `af`, expanded (expand_block), and `a` is unused.
+template <bool Fma>
+void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __restrict af,
+                  const uint32_t* __restrict b, const float* bias, float* c, const float* from, int64_t ldc, int64_t m,
+                  int64_t n, const uint32_t* pf, int64_t pf_lines) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 4
   for (int64_t v = 0; v < NV; ++v) {
@@ -366,6 +412,47 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const uint32_t* __r
     b += NR;
   };
   // [docs:end]
+  // The same pair on float32 FMAs: each panel word's halves as two floats (the high half masked,
+  // the low half shifted up), each sliver row's from `af`; the high halves first.
+  // [docs:bf16_fma_step]
+  auto fma_step = [&]() {
+    __m512 hi[NV], lo[NV];
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v) {
+      const words w = reinterpret_cast<words>(_mm512_load_si512(b + v * 16));
+      hi[v] = reinterpret_cast<__m512>(w & 0xFFFF0000u);
+      lo[v] = reinterpret_cast<__m512>(w << 16);
+    }
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < MR; ++i) {
+      const __m512 xh = _mm512_set1_ps(af[i]), xl = _mm512_set1_ps(af[MR + i]);
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(xh, hi[v], acc[i][v]);
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(xl, lo[v], acc[i][v]);
+    }
+    af += 2 * MR;
+    b += NR;
+  };
+  // [docs:end]
+  // The sums under kDotCsr, and only they: the accumulators pass through empty asm statements
+  // after MXCSR is set and before it is restored, so that no FMA moves across either.
+  auto pin = [&]() {
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) __asm__ volatile("" : "+v"(acc[i][v]));
+  };
+  unsigned saved_csr = 0;
+  if constexpr (Fma) {
+    saved_csr = _mm_getcsr();
+    _mm_setcsr(kDotCsr);
+    pin();
+  }
+  auto one = [&]() {
+    if constexpr (Fma) fma_step();
+    else step();
+  };
   for (int64_t extra = pf_lines - kcp / 8; extra > 0; --extra, --pf_lines, pf += kLineWords)
     _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T0);
   int64_t p = 0;
@@ -376,9 +463,13 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const uint32_t* __r
       --pf_lines;
     }
 #pragma GCC unroll 8
-    for (int64_t pp = 0; pp < 8; ++pp) step();
+    for (int64_t pp = 0; pp < 8; ++pp) one();
   }
-  for (; p < kcp; ++p) step();
+  for (; p < kcp; ++p) one();
+  if constexpr (Fma) {
+    pin();
+    _mm_setcsr(saved_csr);  // (its exception flags too: the sums raise none, as vdpbf16ps raises none)
+  }
   if (m == MR && n == NR) {
 #pragma GCC unroll 16
     for (int64_t i = 0; i < MR; ++i)
@@ -419,9 +510,10 @@ void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out) {
 }
 
 // C (+)= op(A) op(B) (+ bias), or C = addend + ..., as tensor/matmul.h's gemm, the inputs rounded
-// to bfloat16. `packed_b`, if not null, is op(B) packed by pack_b.
+// to bfloat16. `packed_b`, if not null, is op(B) packed by pack_b. With fma, the sums are made by
+// float32 FMAs (the avx512_fma kernel), else by vdpbf16ps (avx512_bf16): the same bits.
 void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const float* B, bool trans_b, float* C,
-          const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b) {
+          const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b, bool fma) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // an empty sum: 0 or the bias, added to the addend or to C when asked
     for (int64_t i = 0; i < M; ++i)
@@ -476,12 +568,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
   std::atomic<int64_t> next_task{0};
   auto run = [&](int64_t, int64_t) {
     uint32_t* a_block = tls_a.get<uint32_t>(mb * kcp_max);
+    float* a_floats = fma ? tls_af.get<float>(2 * mb * kcp_max) : nullptr;
     for (int64_t t; (t = next_task.fetch_add(1, std::memory_order_relaxed)) < n_tasks;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
       const int64_t q0 = (t / row_tasks) * panels_per_task, q1 = std::min(n_panels, q0 + panels_per_task);
       for (int64_t p0 = 0; p0 < P; p0 += kcp_max) {
         const int64_t kcp = std::min(kcp_max, P - p0);
         pack_a_block(A, trans_a, M, K, i0, mc, p0, kcp, a_block);
+        if (fma) expand_block(a_block, ceil_div(mc, MR) * kcp, a_floats);
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t j0 = q * NR, n = std::min(NR, N - j0);
           const uint32_t* panel = bp.panel(p0, kcp, q);
@@ -493,8 +587,13 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
             float* c = C + (i0 + ir) * N + j0;
             const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
             const int64_t pf_lines = next_panel ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
-            micro_kernel(kcp, a_block + ir * kcp, panel, bias_q, c, from, N, std::min(MR, mc - ir), n,
-                         next_panel ? next_panel + s * slice * kLineWords : nullptr, pf_lines);
+            const uint32_t* pf = next_panel ? next_panel + s * slice * kLineWords : nullptr;
+            if (fma)
+              micro_kernel<true>(kcp, nullptr, a_floats + 2 * ir * kcp, panel, bias_q, c, from, N,
+                                 std::min(MR, mc - ir), n, pf, pf_lines);
+            else
+              micro_kernel<false>(kcp, a_block + ir * kcp, nullptr, panel, bias_q, c, from, N, std::min(MR, mc - ir),
+                                  n, pf, pf_lines);
           }
         }
       }
@@ -504,6 +603,34 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
     on_threads(std::min(threads, n_tasks), run);
   else
     run(0, 1);
+}
+
+// Does vdpbf16ps do more multiply-adds a second than float32 FMAs on this CPU? Each is timed
+// on 16 independent chains (what the micro-kernel keeps in flight), 4,096 instructions a chain,
+// three times, alternating; the best of each is compared, 32 multiply-adds an instruction
+// against 16. About 0.1 ms, once. The answer is clear on the CPUs measured (Zen 5: vdpbf16ps
+// twice as fast per multiply-add; the Xeon: half as fast), and it cannot change a result: both
+// kernels give the same bits.
+bool dot_is_faster() {
+  constexpr int kChains = 16, kRounds = 4096;
+  auto time = [](auto op) {
+    __m512 acc[kChains];
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < kRounds; ++r)
+#pragma GCC unroll 16
+      for (int c = 0; c < kChains; ++c) acc[c] = op(acc[c]);
+    for (int c = 0; c < kChains; ++c) __asm__ volatile("" : "+v"(acc[c]));  // the chains' results are used
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0.0f);
+  const __m512bh xb = (__m512bh)_mm512_set1_epi32(0x3F803F80), yb = (__m512bh)_mm512_setzero_si512();
+  double dot = 1e30, fma = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    dot = std::min(dot, time([&](__m512 a) { return _mm512_dpbf16_ps(a, xb, yb); }));
+    fma = std::min(fma, time([&](__m512 a) { return _mm512_fmadd_ps(x, y, a); }));
+  }
+  return dot / 32 < fma / 16;
 }
 
 }  // namespace bfloat_avx512

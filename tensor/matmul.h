@@ -90,12 +90,16 @@ void gemm_at(MatmulPrecision precision, int64_t M, int64_t N, int64_t K, const r
 //                pairs added to float32 sums in one instruction, 32 multiply-adds per 512-bit
 //                vector (tensor/gemm_avx512_bf16.cpp). Its sums are not exactly float32's: the
 //                instruction rounds twice per pair and flushes subnormals to zero (section 9).
+//   avx512_fma   the same sums, bit for bit, by two float32 FMAs per pair with subnormals
+//                flushed (MXCSR's DAZ and FTZ): for an AVX-512 CPU without AVX512_BF16, or one
+//                whose vdpbf16ps issues less than half as often as an FMA (the Xeon of section 9).
 //   portable     any CPU: op(A) and op(B) rounded to bfloat16 into copies, then the float32
 //                kernel of gemm_kernel(): exactly the float32 product of the rounded inputs,
 //                summed in that kernel's order.
-// By default the widest this CPU and the float32 kernel allow: avx512_bf16 when gemm_kernel() is
-// avx512 and the CPU has AVX512_BF16, else portable (so SEQGRAD_KERNEL=generic or avx2 selects
-// portable too). SEQGRAD_BF16_KERNEL=portable|avx512_bf16 in the environment, or
+// By default, when gemm_kernel() is avx512, avx512_bf16 if the CPU has AVX512_BF16 and runs it
+// faster per multiply-add than FMAs (timed once), else avx512_fma; with another float32 kernel,
+// portable (so SEQGRAD_KERNEL=generic or avx2 selects portable too).
+// SEQGRAD_BF16_KERNEL=portable|avx512_fma|avx512_bf16 in the environment, or
 // set_bf16_kernel(), names one ("auto" goes back to the default); one the CPU cannot run is
 // refused (std::invalid_argument). bf16_kernels() lists those this CPU can run, narrowest first.
 // In the float64 build (the gradient checks) only portable exists, and sums in float64.

@@ -235,6 +235,14 @@ struct UseBf16Kernel {
   UseBf16Kernel& operator=(const UseBf16Kernel&) = delete;
 };
 
+// The kernels that sum as vdpbf16ps does (avx512_bf16, and avx512_fma by FMAs) this CPU runs.
+std::vector<std::string> dot_kernels() {
+  std::vector<std::string> out;
+  for (const std::string& k : bf16_kernels())
+    if (k == "avx512_bf16" || k == "avx512_fma") out.push_back(k);
+  return out;
+}
+
 bool has_kernel(const char* name) {
   for (const std::string& k : bf16_kernels())
     if (k == name) return true;
@@ -388,7 +396,7 @@ TEST_CASE("matmul precision: Float32 by default, per thread, set for a scope and
   CHECK(matmul_precision() == MatmulPrecision::Float32);
 }
 
-TEST_CASE("bf16 kernels: avx512_bf16 where the CPU has it and the float32 path is avx512, else portable; bad names refused") {
+TEST_CASE("bf16 kernels: avx512_bf16 or avx512_fma where the float32 path is avx512, else portable; bad names refused") {
   const std::vector<std::string> kernels = bf16_kernels();
   REQUIRE(!kernels.empty());
   CHECK(kernels.front() == "portable");
@@ -396,25 +404,32 @@ TEST_CASE("bf16 kernels: avx512_bf16 where the CPU has it and the float32 path i
     UseKernel use(path);
     UseBf16Kernel automatic("auto");
     CAPTURE(path);
-    CHECK(std::string(bf16_kernel()) == (path == "avx512" && has_kernel("avx512_bf16") ? "avx512_bf16" : "portable"));
+    const std::string chosen = bf16_kernel();
+    if (path == "avx512")  // (of the two, the one faster here: the same bits either way)
+      CHECK((chosen == "avx512_fma" || (chosen == "avx512_bf16" && has_kernel("avx512_bf16"))));
+    else
+      CHECK(chosen == "portable");
     for (const std::string& k : kernels) {
       UseBf16Kernel named(k);
       CHECK(std::string(bf16_kernel()) == k);
     }
   }
 #if defined(__x86_64__) || defined(__i386__)
-  const char* known = "auto, portable, avx512_bf16";  // every kernel this build has, runnable here or not
+  const char* known = "auto, portable, avx512_fma, avx512_bf16";  // every kernel this build has, runnable here or not
 #else
   const char* known = "auto, portable";
 #endif
   CHECK_THROWS_WITH_AS(set_bf16_kernel("amx"),
                        ("set_bf16_kernel: unknown kernel; expected one of " + std::string(known) + ", got 'amx'").c_str(),
                        std::invalid_argument);
-  if (!has_kernel("avx512_bf16"))
+  if (!has_kernel("avx512_bf16")) {
+    std::string runnable;
+    for (const std::string& k : kernels) runnable += ", " + k;
     CHECK_THROWS_WITH_AS(set_bf16_kernel("avx512_bf16"),
-                         "set_bf16_kernel: this CPU cannot run the avx512_bf16 kernel; expected one of auto, portable, got "
-                         "'avx512_bf16'",
+                         ("set_bf16_kernel: this CPU cannot run the avx512_bf16 kernel; expected one of auto" + runnable +
+                          ", got 'avx512_bf16'").c_str(),
                          std::invalid_argument);
+  }
 }
 
 // ================================================================================================
@@ -514,74 +529,115 @@ TEST_CASE("bf16 portable: exactly the float32 kernel's product of the rounded in
   }
 }
 
-TEST_CASE("bf16 avx512_bf16: within the derived bound of the float64 product of the rounded inputs, on every shape class") {
-  if (!has_kernel("avx512_bf16")) {
-    MESSAGE("this CPU has no AVX512_BF16; the avx512_bf16 kernel is not tested here");
-    return;
+TEST_CASE("bf16 avx512_bf16 and avx512_fma: within the derived bound of the float64 product of the rounded inputs") {
+  if (dot_kernels().empty()) MESSAGE("this CPU has no AVX-512; the avx512_bf16 and avx512_fma kernels are not tested here");
+  for (const std::string& kernel : dot_kernels()) {
+    CAPTURE(kernel);
+    UseBf16Kernel dot(kernel);
+    int64_t differ_from_portable = 0;
+    for (const Dims& d : kShapes)
+      for (const int t : {0, 1, 2, 3, 4, 12, 21, 31}) {
+        if (d.M * d.N * d.K > (1 << 20) && t != 0 && t != 31) continue;  // (the float64 reference takes time)
+        CAPTURE(d.M);
+        CAPTURE(d.N);
+        CAPTURE(d.K);
+        CAPTURE(t);
+        const Product p(d, t);
+        const std::vector<real> C = p.run(MatmulPrecision::BFloat16);
+        CHECK(outside_bound(p, C) == 0);
+        const std::vector<real> ra = rounded(p.A), rb = rounded(p.B);
+        differ_from_portable += !same_bits(C, p.run(MatmulPrecision::Float32, &ra, &rb));
+      }
+    // Not the portable kernel under another name: its other roundings show somewhere.
+    CHECK(differ_from_portable > 0);
   }
-  UseBf16Kernel dot("avx512_bf16");
-  int64_t differ_from_portable = 0;
-  for (const Dims& d : kShapes)
-    for (const int t : {0, 1, 2, 3, 4, 12, 21, 31}) {
-      if (d.M * d.N * d.K > (1 << 20) && t != 0 && t != 31) continue;  // (the float64 reference takes time)
-      CAPTURE(d.M);
-      CAPTURE(d.N);
-      CAPTURE(d.K);
-      CAPTURE(t);
-      const Product p(d, t);
-      const std::vector<real> C = p.run(MatmulPrecision::BFloat16);
-      CHECK(outside_bound(p, C) == 0);
-      const std::vector<real> ra = rounded(p.A), rb = rounded(p.B);
-      differ_from_portable += !same_bits(C, p.run(MatmulPrecision::Float32, &ra, &rb));
-    }
-  // Not the portable kernel under another name: its other roundings show somewhere.
-  CHECK(differ_from_portable > 0);
 }
 
-TEST_CASE("bf16 avx512_bf16: exactly Intel's pseudo-code of vdpbf16ps, flushes of subnormals included") {
-  if (!has_kernel("avx512_bf16")) {
-    MESSAGE("this CPU has no AVX512_BF16; the avx512_bf16 kernel is not tested here");
+TEST_CASE("bf16 avx512_bf16 and avx512_fma: exactly Intel's pseudo-code of vdpbf16ps, flushes of subnormals included") {
+  if (dot_kernels().empty()) MESSAGE("this CPU has no AVX-512; the avx512_bf16 and avx512_fma kernels are not tested here");
+  for (const std::string& kernel : dot_kernels()) {
+    CAPTURE(kernel);
+    UseBf16Kernel dot(kernel);
+    std::vector<Dims> shapes = {{29, 70, 301}, {9, 64, 512}};  // several slivers and panels, K up to one block
+    for (const Dims& d : kShapes)
+      if (d.K <= 1024 && d.M * d.N * d.K <= (1 << 20)) shapes.push_back(d);  // (the emulation takes time)
+    for (const Dims& d : shapes) {
+      for (const int t : {0, 3, 5, 10, 22}) {
+        CAPTURE(d.M);
+        CAPTURE(d.N);
+        CAPTURE(d.K);
+        CAPTURE(t);
+        const Product p(d, t);
+        CHECK(same_bits(p.run(MatmulPrecision::BFloat16), emulated(p)));
+      }
+    }
+    // Where the instruction departs from IEEE arithmetic, with the portable kernel beside it:
+    // (1) the high halves go first: 1 + 2^-24 + (2^-24 + 2^-31): the first add is a tie and stays
+    //     1; the second rounds up: 1 + 2^-23 (the other order would give 1 + 2^-22);
+    // (2) a product below 2^-126 (2^-70 2^-60 = 2^-130) is flushed to 0 as it is added;
+    // (3) a subnormal bfloat16 input (2^-130) counts as 0, though its product (2^-110) is normal.
+    struct Tiny {
+      std::vector<real> a, b;
+      real acc, dot, portable;
+    };
+    const Tiny tiny[] = {
+        {{0x1.02p-24f, 0x1p-24f}, {1, 1}, 1, 1 + 0x1p-23f, 1 + 0x1p-22f},
+        {{0x1p-70f, 0}, {0x1p-60f, 0}, 0, 0, 0x1p-130f},
+        {{0x1p-130f, 0}, {0x1p20f, 0}, 0, 0, 0x1p-110f},
+    };
+    for (const bool dot_kernel : {true, false}) {
+      UseBf16Kernel use(dot_kernel ? kernel : "portable");
+      for (const Tiny& c : tiny) {
+        real out = 0;
+        const real bias = c.acc;
+        gemm_at(MatmulPrecision::BFloat16, 1, 1, 2, c.a.data(), false, c.b.data(), false, &out, &bias);
+        CAPTURE(dot_kernel);
+        CHECK(out == (dot_kernel ? c.dot : c.portable));
+        if (dot_kernel) CHECK(out == dot_pair(c.acc, c.a[0], c.a[1], c.b[0], c.b[1]));
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16 avx512_fma: the same bits as avx512_bf16, near the subnormals too, on 1 and 2 threads") {
+  if (!has_kernel("avx512_bf16") || !has_kernel("avx512_fma")) {
+    MESSAGE("this CPU has no AVX512_BF16; avx512_fma is checked against the emulation above only");
     return;
   }
-  UseBf16Kernel dot("avx512_bf16");
-  std::vector<Dims> shapes = {{29, 70, 301}, {9, 64, 512}};  // several slivers and panels, K up to one block
-  for (const Dims& d : kShapes)
-    if (d.K <= 1024 && d.M * d.N * d.K <= (1 << 20)) shapes.push_back(d);  // (the emulation takes time)
-  for (const Dims& d : shapes) {
-    for (const int t : {0, 3, 5, 10, 22}) {
-      CAPTURE(d.M);
-      CAPTURE(d.N);
-      CAPTURE(d.K);
-      CAPTURE(t);
-      const Product p(d, t);
-      CHECK(same_bits(p.run(MatmulPrecision::BFloat16), emulated(p)));
-    }
-  }
-  // Where the instruction departs from IEEE arithmetic, with the portable kernel beside it:
-  // (1) the high halves go first: 1 + 2^-24 + (2^-24 + 2^-31): the first add is a tie and stays
-  //     1; the second rounds up: 1 + 2^-23 (the other order would give 1 + 2^-22);
-  // (2) a product below 2^-126 (2^-70 2^-60 = 2^-130) is flushed to 0 as it is added;
-  // (3) a subnormal bfloat16 input (2^-130) counts as 0, though its product (2^-110) is normal.
-  struct Tiny {
-    std::vector<real> a, b;
-    real acc, dot, portable;
-  };
-  const Tiny tiny[] = {
-      {{0x1.02p-24f, 0x1p-24f}, {1, 1}, 1, 1 + 0x1p-23f, 1 + 0x1p-22f},
-      {{0x1p-70f, 0}, {0x1p-60f, 0}, 0, 0, 0x1p-130f},
-      {{0x1p-130f, 0}, {0x1p20f, 0}, 0, 0, 0x1p-110f},
-  };
-  for (const bool dot_kernel : {true, false}) {
-    UseBf16Kernel kernel(dot_kernel ? "avx512_bf16" : "portable");
-    for (const Tiny& c : tiny) {
-      real out = 0;
-      const real bias = c.acc;
-      gemm_at(MatmulPrecision::BFloat16, 1, 1, 2, c.a.data(), false, c.b.data(), false, &out, &bias);
-      CAPTURE(dot_kernel);
-      CHECK(out == (dot_kernel ? c.dot : c.portable));
-      if (dot_kernel) CHECK(out == dot_pair(c.acc, c.a[0], c.a[1], c.b[0], c.b[1]));
-    }
-  }
+  // Operands scaled so that the products fall near 2^-126, where both kernels flush: at 2^-64
+  // each, products of values near 1 are about 2^-128 (subnormal, so flushed), sums of them
+  // straddle 2^-126.
+  int64_t flushed_to_zero = 0;
+  for (const float scale : {1.0f, 0x1p-62f, 0x1p-63f, 0x1p-64f})
+    for (const Dims& d : {Dims{1, 1, 1}, Dims{7, 70, 31}, Dims{29, 70, 301}, Dims{9, 64, 512}, Dims{33, 70, 513},
+                          Dims{150, 97, 1100}})
+      for (const int t : {0, 3, 5, 10, 22, 31})
+        for (const int threads : {1, 2}) {
+          CAPTURE(scale);
+          CAPTURE(d.M);
+          CAPTURE(d.N);
+          CAPTURE(d.K);
+          CAPTURE(t);
+          CAPTURE(threads);
+          Product p(d, t);
+          for (std::vector<real>* v : {&p.A, &p.B, &p.bias, &p.C0, &p.D})
+            for (real& x : *v) x *= scale;
+          ThreadCount c(threads);
+          std::vector<real> dot, fma;
+          {
+            UseBf16Kernel k("avx512_bf16");
+            dot = p.run(MatmulPrecision::BFloat16);
+          }
+          {
+            UseBf16Kernel k("avx512_fma");
+            fma = p.run(MatmulPrecision::BFloat16);
+          }
+          CHECK(same_bits(dot, fma));
+          if (d.K <= 1024 && d.M * d.N * d.K <= (1 << 20)) CHECK(same_bits(fma, emulated(p)));
+          const std::vector<real> plain = p.run(MatmulPrecision::Float32);  // no flushes
+          for (size_t i = 0; i < fma.size(); ++i) flushed_to_zero += fma[i] == 0 && plain[i] != 0;
+        }
+  CHECK(flushed_to_zero > 0);  // the flushes were reached
 }
 
 TEST_CASE("bf16: every kernel gives the same bits on 1, 2 and 3 threads, and a row alone has its bits among others") {
