@@ -26,7 +26,8 @@
 // not as fast everywhere: on the Zen 5 of docs/matmul.md one vdpbf16ps (32 multiply-adds) issues
 // as often as one FMA (16), but on the Xeon of section 9 four FMAs issue in the time of one
 // vdpbf16ps, and its bfloat16 products ran at half the float32 kernel's speed. The default kernel
-// is whichever runs more multiply-adds a second on this CPU, timed once (dot_is_faster below);
+// is whichever runs more multiply-adds a second on this CPU, timed once (dot_chains and
+// fma_chains below, timed by tensor/gemm.cpp);
 // avx512_fma also runs on AVX-512 CPUs without AVX512_BF16. It reads the same packed panels, and
 // the sliver's words expanded into floats once per block (its MR high values, then its MR low
 // values, for each pair), so that a row's value is one broadcast from memory.
@@ -52,7 +53,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -605,32 +605,32 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
     run(0, 1);
 }
 
-// Does vdpbf16ps do more multiply-adds a second than float32 FMAs on this CPU? Each is timed
-// on 16 independent chains (what the micro-kernel keeps in flight), 4,096 instructions a chain,
-// three times, alternating; the best of each is compared, 32 multiply-adds an instruction
-// against 16. About 0.1 ms, once. The answer is clear on the CPUs measured (Zen 5: vdpbf16ps
-// twice as fast per multiply-add; the Xeon: half as fast), and it cannot change a result: both
-// kernels give the same bits.
-bool dot_is_faster() {
-  constexpr int kChains = 16, kRounds = 4096;
-  auto time = [](auto op) {
-    __m512 acc[kChains];
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < kRounds; ++r)
+// What tensor/gemm.cpp times to choose between the twins (dot_is_faster there): `rounds` rounds
+// of one instruction on each of 16 independent chains (the micro-kernel keeps 16 sums in
+// flight), vdpbf16ps (32 multiply-adds each) or the float32 FMA (16). (The clock is read
+// there: a template of <chrono> instantiated in this file would be compiled for AVX-512 and
+// could be the copy the whole program uses, tests/check_kernel_symbols.sh.)
+namespace {
+template <class Op>
+void run_chains(int64_t rounds, Op op) {
+  constexpr int kChains = 16;
+  __m512 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
+  for (int64_t r = 0; r < rounds; ++r)
 #pragma GCC unroll 16
-      for (int c = 0; c < kChains; ++c) acc[c] = op(acc[c]);
-    for (int c = 0; c < kChains; ++c) __asm__ volatile("" : "+v"(acc[c]));  // the chains' results are used
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+    for (int c = 0; c < kChains; ++c) acc[c] = op(acc[c]);
+  for (int c = 0; c < kChains; ++c) __asm__ volatile("" : "+v"(acc[c]));  // the chains' results are used
+}
+}  // namespace
+
+void dot_chains(int64_t rounds) {
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3F803F80), y = (__m512bh)_mm512_setzero_si512();
+  run_chains(rounds, [&](__m512 a) { return _mm512_dpbf16_ps(a, x, y); });
+}
+
+void fma_chains(int64_t rounds) {
   const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0.0f);
-  const __m512bh xb = (__m512bh)_mm512_set1_epi32(0x3F803F80), yb = (__m512bh)_mm512_setzero_si512();
-  double dot = 1e30, fma = 1e30;
-  for (int round = 0; round < 3; ++round) {
-    dot = std::min(dot, time([&](__m512 a) { return _mm512_dpbf16_ps(a, xb, yb); }));
-    fma = std::min(fma, time([&](__m512 a) { return _mm512_fmadd_ps(x, y, a); }));
-  }
-  return dot / 32 < fma / 16;
+  run_chains(rounds, [&](__m512 a) { return _mm512_fmadd_ps(x, y, a); });
 }
 
 }  // namespace bfloat_avx512
