@@ -6,6 +6,7 @@
 #include <sys/wait.h>  // POSIX: waitpid
 #include <unistd.h>    // POSIX: getpid (TempDir names), fork, pipe
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -149,6 +150,22 @@ inline std::string in_child_process(const std::function<std::string()>& body) {
   int status = 0;
   waitpid(child, &status, 0);
   return report;
+}
+
+// The registered attention scores that can be built to score queries of query_size against keys
+// of key_size (a student's too, when linked in), in the registry's order: what a refusal of a
+// score that does not fit offers instead. The library's own that fit any sizes are checked to
+// be among them.
+inline std::vector<std::string> scores_that_fit(int64_t query_size, int64_t key_size) {
+  std::vector<std::string> fit;
+  for (const std::string& name : nn::scores().names()) try {
+      nn::make_score(name, query_size, key_size, 0, 1);
+      fit.push_back(name);
+    } catch (const std::invalid_argument&) {
+    }
+  for (const char* own : {"additive", "concat", "general", "location", "mlp"})
+    CHECK(std::find(fit.begin(), fit.end(), own) != fit.end());
+  return fit;
 }
 
 }  // namespace seqgrad::testing

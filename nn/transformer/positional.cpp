@@ -2,7 +2,6 @@
 #include "nn/transformer/positional.h"
 
 #include <cmath>
-#include <set>
 
 #include "nn/core/init.h"
 #include "tensor/check.h"

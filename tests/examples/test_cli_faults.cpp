@@ -332,15 +332,7 @@ TEST_CASE("seqgrad train: flags that make no model together are refused before a
   CHECK(r.code == 2);
   // The score says what sizes it takes (by being built on them, as the model builds it), and the
   // message says it in terms of the flags, with the scores that fit.
-  // (Those that fit: every registered score that can be built on 128 and 256; a student's too.)
-  std::vector<std::string> fit;
-  for (const std::string& name : nn::scores().names()) try {
-      nn::make_score(name, 128, 256, 0, 1);
-      fit.push_back(name);
-    } catch (const std::invalid_argument&) {
-    }
-  for (const char* own : {"additive", "concat", "general", "location", "mlp"})
-    CHECK(std::find(fit.begin(), fit.end(), own) != fit.end());
+  const std::vector<std::string> fit = scores_that_fit(128, 256);  // (a student's too)
   CHECK(r.err == "error: seqgrad train: --attention dot cannot score queries of --hidden (128) against keys of 256 "
                  "(2 x --hidden, with --bidirectional): DotScore: expected query and key sizes to be equal, got 128 and "
                  "256; give --attention " + nn::join_names(fit) + ", or drop --bidirectional\n");
