@@ -149,6 +149,12 @@ std::string Settings::text(const std::string& key) const {
   return v.as_string();
 }
 
+Settings with_defaults(const std::vector<Option>& options, Settings settings) {
+  for (const Option& o : options)
+    if (!settings.has(o.key)) settings.set(o.key, o.default_json());
+  return settings;
+}
+
 Settings complete_settings(const std::vector<Option>& options, const Settings& given, const std::string& who) {
   Settings complete;
   for (const Option& o : options) {

@@ -96,6 +96,9 @@ class Settings {
 // no option has is an error too. `who` names the component in the messages: "the optimizer
 // sgd's momentum must be a number from 0 to 1, got 2".
 Settings complete_settings(const std::vector<Option>& options, const Settings& given, const std::string& who);
+// `settings` with each of `options` it lacks set to its default, and the other keys kept: a
+// score, a cell or an encoding reads its own options from the settings of the model it is in.
+Settings with_defaults(const std::vector<Option>& options, Settings settings);
 
 // ================================================================================================
 // The registry

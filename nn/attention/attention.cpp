@@ -244,8 +244,7 @@ Registry<ScoreEntry>& scores() {
 std::shared_ptr<AttentionScore> make_score(const std::string& name, const ScoreOptions& options) {
   const ScoreEntry& entry = scores().get(name);
   ScoreOptions o = options;
-  for (const Option& option : entry.options)
-    if (!o.settings.has(option.key)) o.settings.set(option.key, option.default_json());
+  o.settings = with_defaults(entry.options, o.settings);
   return entry.make(o);
 }
 

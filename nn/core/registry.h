@@ -24,5 +24,6 @@ using seqgrad::registration_problems;
 using seqgrad::Registry;
 using seqgrad::Settings;
 using seqgrad::switch_option;
+using seqgrad::with_defaults;
 
 }  // namespace seqgrad::nn

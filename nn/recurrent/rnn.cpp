@@ -290,25 +290,14 @@ Registry<CellEntry>& cells() {
   return registry;
 }
 
-namespace {
-
-// `settings` with every option of `entry` it lacks set to its default (as make_score does).
-Settings with_defaults(const CellEntry& entry, Settings settings) {
-  for (const Option& option : entry.options)
-    if (!settings.has(option.key)) settings.set(option.key, option.default_json());
-  return settings;
-}
-
-}  // namespace
-
 std::shared_ptr<RecurrentLayer> make_recurrent_layer(const std::string& cell, const RNNOptions& options) {
   const CellEntry& entry = cells().get(cell);
-  return entry.make_layer(RNNOptions(options).with_settings(with_defaults(entry, options.settings)));
+  return entry.make_layer(RNNOptions(options).with_settings(with_defaults(entry.options, options.settings)));
 }
 
 std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, const CellOptions& options) {
   const CellEntry& entry = cells().get(cell);
-  return entry.make_cell(CellOptions(options).with_settings(with_defaults(entry, options.settings)));
+  return entry.make_cell(CellOptions(options).with_settings(with_defaults(entry.options, options.settings)));
 }
 
 std::shared_ptr<RecurrentCell> make_recurrent_cell(const std::string& cell, int64_t input_size, int64_t hidden_size) {

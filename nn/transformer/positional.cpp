@@ -121,8 +121,8 @@ std::shared_ptr<PositionalEncoding> make_positional_encoding(const std::string& 
 std::shared_ptr<PositionalEncoding> make_positional_encoding(const PositionalEntry& entry, const PositionalOptions& options) {
   const std::string& name = entry.name;
   PositionalOptions o = options;
+  o.settings = with_defaults(entry.options, o.settings);
   for (const Option& option : entry.options) {
-    if (!o.settings.has(option.key)) o.settings.set(option.key, option.default_json());
     std::string why;
     const io::Json& value = *o.settings.json().find(option.key);
     check(option.accepts(value, why), "positional encoding '", name, "': option '", option.key, "' must be ", why,
