@@ -2,15 +2,12 @@
 #include <doctest/doctest.h>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 
 using namespace seqgrad;
+using exercises::max_diff;
 
 namespace {
-double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a - b)).item();
-}
-
 // numpy's tile, straight from its definition: y[j] = x[j mod s], axis by axis.
 Tensor tile(const Tensor& x, const std::vector<int64_t>& reps) {
   Shape shape;

@@ -2,15 +2,12 @@
 #include <doctest/doctest.h>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 
 using namespace seqgrad;
+using exercises::max_diff;
 
 namespace {
-double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a - b)).item();
-}
-
 // The formulas of exercise.h composed from autograd ops: the oracle, six nodes.
 Variable rms_norm_composed(const Variable& x, const Variable& weight, real eps) {
   return x / sqrt(mean(x * x, -1, true) + eps) * weight;

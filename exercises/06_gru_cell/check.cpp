@@ -4,14 +4,12 @@
 #include <cmath>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 
 using namespace seqgrad;
+using exercises::max_diff;
 
 namespace {
-double max_diff(const Variable& a, const Variable& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a.value() - b.value())).item();
-}
 real sig(real v) { return 1 / (1 + std::exp(-v)); }
 }  // namespace
 

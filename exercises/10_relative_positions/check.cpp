@@ -5,15 +5,10 @@
 #include <cmath>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 
 using namespace seqgrad;
-
-namespace {
-double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a - b)).item();
-}
-}  // namespace
+using exercises::max_diff;
 
 TEST_CASE("10: by hand: K = 1 puts distances <= -1, 0 and >= 1 in three buckets, per head") {
   // Head 0 has w = (0, 2, -1), head 1 the negatives.

@@ -2,14 +2,12 @@
 #include <doctest/doctest.h>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 
 using namespace seqgrad;
+using exercises::max_diff;
 
 namespace {
-double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a - b)).item();
-}
 Conv2dArgs depthwise(int64_t C, int64_t stride, int64_t padding) {
   Conv2dArgs a;
   a.stride_h = a.stride_w = stride;

@@ -4,16 +4,11 @@
 #include <cmath>
 
 #include "exercise.h"
+#include "exercises/check_util.h"
 #include "nn/transformer/positional.h"
 
 using namespace seqgrad;
-
-namespace {
-double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return 1e30;
-  return max(abs(a - b)).item();
-}
-}  // namespace
+using exercises::max_diff;
 
 TEST_CASE("15: by hand: C = 2 turns (1, 0) by one radian per position") {
   // w_0 = 1: row t of the output is (cos t, sin t); with offset 3 it starts at angle 3.

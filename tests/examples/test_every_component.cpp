@@ -134,24 +134,24 @@ TEST_CASE("every component: each model kind trains through the tool, saves and l
   }
 }
 
+namespace {
+
+// Each component of `registry`, chosen by --flag, in a model of kind `model`: trains_saves_and_loads.
+template <class Registry>
+void each_trains(const Registry& registry, const std::string& flag, const std::string& model) {
+  for (const std::string& name : registry.names()) {
+    CAPTURE(name);
+    trains_saves_and_loads(model, {"--" + flag, name});
+  }
+}
+
+}  // namespace
+
 TEST_CASE("every component: each attention score, positional encoding, optimizer and schedule trains") {
-  const std::string scored = "lstm-attn", positioned = "transformer";
-  for (const std::string& score : nn::scores().names()) {
-    CAPTURE(score);
-    trains_saves_and_loads(scored, {"--attention", score});
-  }
-  for (const std::string& encoding : nn::positional_encodings().names()) {
-    CAPTURE(encoding);
-    trains_saves_and_loads(positioned, {"--positional", encoding});
-  }
-  for (const std::string& optimizer : nn::optimizers().names()) {
-    CAPTURE(optimizer);
-    trains_saves_and_loads(positioned, {"--optimizer", optimizer});
-  }
-  for (const std::string& schedule : nn::schedules().names()) {
-    CAPTURE(schedule);
-    trains_saves_and_loads(positioned, {"--schedule", schedule});
-  }
+  each_trains(nn::scores(), "attention", "lstm-attn");
+  each_trains(nn::positional_encodings(), "positional", "transformer");
+  each_trains(nn::optimizers(), "optimizer", "transformer");
+  each_trains(nn::schedules(), "schedule", "transformer");
 }
 
 TEST_CASE("every component: each tokenizer cuts both sides of a run, and the checkpoint keeps what it learned") {

@@ -12,6 +12,7 @@
 #include "nn/decoding/model_kind.h"
 #include "nn/recurrent/lstm.h"
 #include "tests/nn/mrnn_cell.h"
+#include "tests/nn/recalls_two_back.h"
 #include "tests/test_util.h"
 
 using namespace seqgrad;
@@ -95,27 +96,7 @@ TEST_CASE("a declared cell's step, as a cell and as a layer, is its equations") 
 
 TEST_CASE("it learns: a declared cell remembers the token from two steps back") {
   // Targets y_t = x_{t-2}, as the built-in cells' test in test_rnn.cpp.
-  const int64_t V = 5, T = 8, B = 32;
-  manual_seed(4);
-  nn::Embedding emb(V, 8);
-  MRNN rnn(nn::RNNOptions(8, 32));
-  nn::Linear head(32, V);
-  std::vector<Variable> params = emb.parameters();
-  for (auto* m : std::vector<nn::Module*>{&rnn, &head})
-    for (const Variable& p : m->parameters()) params.push_back(p);
-  nn::Adam opt(params, nn::AdamOptions(real(0.01)));
-  real acc = 0;
-  for (int step = 0; step < 300; ++step) {
-    Tensor x = Tensor::empty({B, T}), y = zeros({B, T});
-    for (int64_t i = 0; i < B * T; ++i) x.data()[i] = static_cast<real>(default_generator().randint(V));
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 2; t < T; ++t) y.at({b, t}) = x.at({b, t - 2});
-    Variable logits = head.forward(rnn.forward(emb.forward(x), nn::RNNState{}).output);  // (B, T, V)
-    opt.zero_grad();
-    nn::cross_entropy(logits, y).backward();
-    opt.step();
-    acc = mean(eq(argmax(logits.value(), -1), y)).item();
-  }
+  const real acc = testing::recall_two_back([](const nn::RNNOptions& o) { return std::make_shared<MRNN>(o); });
   INFO("final batch accuracy " << acc);
   CHECK(acc > real(0.95));
 }
