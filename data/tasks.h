@@ -56,7 +56,7 @@ struct TaskOptions {
 
 struct TaskEntry {
   std::string name, help;
-  std::string tokens = "space";  // how the tool splits its text by default: "space", or "char" (dates)
+  std::string tokens = "space";  // the tokenizer the tool cuts its text with by default (data/tokenizer.h): "char" for dates
   int64_t min_len = 3, max_len = 10;  // the source lengths when none are asked for
   std::function<void(const TaskOptions& options, const std::function<void(const Pair&)>& each)> generate;
   std::vector<Option> options = {};

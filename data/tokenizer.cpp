@@ -2,7 +2,6 @@
 // "space" and "char" tokenizers ("bpe" registers in data/bpe.cpp).
 #include "data/tokenizer.h"
 
-#include <ostream>
 
 #include "tensor/check.h"
 

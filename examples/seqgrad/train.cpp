@@ -17,8 +17,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <tuple>
-#include <unordered_map>
 
 #include <unistd.h>
 
@@ -38,10 +36,6 @@
 #include "viz/progress.h"
 
 namespace seqgrad::cli {
-
-namespace {
-
-}  // namespace
 
 MatmulPrecision precision_flag(const Args& a) {
   return a.choice("precision", {"fp32", "bf16"}) == "bf16" ? MatmulPrecision::BFloat16 : MatmulPrecision::Float32;

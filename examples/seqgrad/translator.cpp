@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 
 #include "data/metrics.h"
 #include "io/safetensors.h"
@@ -362,12 +361,11 @@ std::unique_ptr<Translator> Translator::load(const std::string& path) {
   // line by line); a tokenizer that learns nothing has no entry.
   auto side_tokenizer = [&](const char* side, const std::string& name) {
     std::shared_ptr<data::Tokenizer> made = data::make_tokenizer(name);
-    if (made->learns())
-      from_strings(cat("seqgrad.", side, "_", name).c_str(), [&](const std::vector<std::string>& learned) {
-        made->restore(learned);
-        return 0;
-      });
-    return made;
+    if (!made->learns()) return made;
+    return from_strings(cat("seqgrad.", side, "_", name).c_str(), [&](const std::vector<std::string>& learned) {
+      made->restore(learned);
+      return made;
+    });
   };
   ModelConfig config;
   try {
