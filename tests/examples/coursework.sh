@@ -113,6 +113,19 @@ head -c 65536 "$W/frequent.safetensors" | grep -q '"seqgrad.src_frequent":' ||
 "$SEQ" translate --model "$W/frequent.safetensors" "tom took a cake yesterday" >"$W/fr.out" 2>&1 ||
   fail "translating with the frequent model failed: $(cat "$W/fr.out")"
 grep -q '▁' "$W/fr.out" && fail "the frequent model's translation has word-start markers left: $(cat "$W/fr.out")"
+# A damaged list of kept words is refused when the checkpoint loads, naming the entry.
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/fault_edit" >"$W/make-fe.log" 2>&1 ||
+  { cat "$W/make-fe.log" >&2; fail "building $BUILD/fault_edit failed"; }
+damaged() {  # IN PATH VALUE MESSAGE: entry PATH of IN's seqgrad.src_frequent set to VALUE; loading must say MESSAGE
+  "$BUILD/fault_edit" "$W/$1.safetensors" "$W/bad.safetensors" set-meta "seqgrad.src_frequent.$2" "$3" >/dev/null 2>&1 ||
+    { fail "fault_edit could not set seqgrad.src_frequent.$2"; return; }
+  "$SEQ" translate --model "$W/bad.safetensors" "tom" >/dev/null 2>"$W/err"
+  [ $? -eq 2 ] && [ "$(cat "$W/err")" = "error: seqgrad: '$W/bad.safetensors': seqgrad.src_frequent: $4" ] ||
+    fail "a kept word set to $3 is not refused as expected: $(cat "$W/err")"
+}
+damaged frequent 0 '"two words"' "frequent: entry 1 is 'two words'; expected a word (not empty, no white space)"
+"$BUILD/fault_edit" "$W/frequent.safetensors" "$W/zzz.safetensors" set-meta seqgrad.src_frequent.0 '"zzz"' >/dev/null 2>&1
+damaged zzz 1 '"zzz"' "frequent: entry 2 ('zzz') repeats an earlier one"
 
 # The encodings' options are in the checkpoints, and each checkpoint translates (cached decoding
 # equal to uncached is tested above, in test_attention_bias.cpp).
