@@ -50,14 +50,14 @@ SEQGRAD_GEMM_DECLARE(gemm_avx512)
 #undef SEQGRAD_GEMM_DECLARE
 
 // The vdpbf16ps kernel and its FMA twin (tensor/gemm_avx512_bf16.cpp); float32 only. Packed op(B)
-// is in 32-bit words, each a pair of bfloat16s, for both.
+// is in 32-bit words, each a pair of bfloat16s, or for the FMA twin (`fma`) in twice as many floats.
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(SEQGRAD_DOUBLE)
 #define SEQGRAD_HAVE_AVX512_BF16 1
 namespace bfloat_avx512 {
 void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const float* B, bool trans_b, float* C,
           const float* bias, bool accumulate, const float* addend, const uint32_t* packed_b, bool fma);
-int64_t packed_b_size(int64_t K, int64_t N);
-void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out);
+int64_t packed_b_size(int64_t K, int64_t N, bool fma);
+void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out, bool fma);
 void dot_chains(int64_t rounds);
 void fma_chains(int64_t rounds);
 }  // namespace bfloat_avx512
@@ -182,7 +182,8 @@ struct Bf16Kernel {
   bool (*supported)();
 };
 constexpr int kPortable = 0, kAvx512Bf16 = 1, kAvx512Fma = 2;
-// avx512_bf16 and avx512_fma pack op(B) alike (pairs of bfloat16s in 32-bit words).
+// The kernels of tensor/gemm_avx512_bf16.cpp: op(B) packed in pairs of bfloat16s (as 32-bit words for
+// avx512_bf16, as floats for avx512_fma).
 bool packs_pairs(int id) { return id == kAvx512Bf16 || id == kAvx512Fma; }
 
 #ifdef SEQGRAD_HAVE_AVX512_BF16
@@ -397,8 +398,10 @@ void PackedRightAccess::pack_bf16(PackedRight& pr, const Kernel& k) {
   pr.bf16_kernel_ = bk.id;
 #ifdef SEQGRAD_HAVE_AVX512_BF16
   if (packs_pairs(bk.id)) {
-    pr.packed_ = Tensor::empty({bfloat_avx512::packed_b_size(pr.K_, pr.N_)});  // 32-bit words, in float storage
-    bfloat_avx512::pack_b(pr.K_, pr.N_, pr.source_.data(), pr.trans_b_, reinterpret_cast<uint32_t*>(pr.packed_.data()));
+    const bool fma = bk.id == kAvx512Fma;
+    pr.packed_ = Tensor::empty({bfloat_avx512::packed_b_size(pr.K_, pr.N_, fma)});  // 32-bit words or floats
+    bfloat_avx512::pack_b(pr.K_, pr.N_, pr.source_.data(), pr.trans_b_, reinterpret_cast<uint32_t*>(pr.packed_.data()),
+                          fma);
     return;
   }
 #endif
@@ -413,9 +416,8 @@ void PackedRightAccess::pack_bf16(PackedRight& pr, const Kernel& k) {
 void PackedRightAccess::gemm_bf16(const Kernel& k, int64_t M, const real* A, bool trans_a, const PackedRight& pr,
                                   real* C, const real* bias, bool accumulate, const real* addend) {
   const Bf16Kernel& bk = current_bf16_kernel(k);
-  const bool usable = pr.precision_ == MatmulPrecision::BFloat16 &&
-                      ((packs_pairs(pr.bf16_kernel_) && packs_pairs(bk.id)) ||
-                       (pr.bf16_kernel_ == bk.id && bk.id == kPortable && pr.path_ == k.path));
+  const bool usable = pr.precision_ == MatmulPrecision::BFloat16 && pr.bf16_kernel_ == bk.id &&
+                      (packs_pairs(bk.id) || pr.path_ == k.path);
   const real* b = usable && bk.id == kPortable ? pr.rounded_.data() : pr.source_.data();
   seqgrad::gemm_bf16(k, bk, M, pr.N_, pr.K_, A, trans_a, b, pr.trans_b_, C, bias, accumulate, addend,
                      usable ? pr.packed_.data() : nullptr);

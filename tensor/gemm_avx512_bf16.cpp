@@ -28,9 +28,14 @@
 // vdpbf16ps, and its bfloat16 products ran at half the float32 kernel's speed. The default kernel
 // is whichever runs more multiply-adds a second on this CPU, timed once (dot_chains and
 // fma_chains below, timed by tensor/gemm.cpp);
-// avx512_fma also runs on AVX-512 CPUs without AVX512_BF16. It reads the same packed panels, and
-// the sliver's words expanded into floats once per block (its MR high values, then its MR low
-// values, for each pair), so that a row's value is one broadcast from memory.
+// avx512_fma also runs on AVX-512 CPUs without AVX512_BF16. It reads both operands expanded
+// into floats: each panel's row of NR words as NR high values, then NR low values, and each
+// sliver's pair as its MR high values, then its MR low values, so that its loop is the float32
+// kernel's (a row's value is one broadcast from memory). The halves are split once, as the
+// operands are packed (pack_columns<true> writes the floats straight away; where op(X)'s rows
+// are contiguous, words are made first and expanded: expand_pairs, expand_block), not at every
+// sliver that reads a panel: a mask and a shift per panel vector, 4 integer operations beside
+// every 32 FMAs on the same ports, held the first version of this kernel to 0.9 of float32's speed.
 //
 // The layout follows from the instruction: k goes in pairs. A K block of 2 kcp values of k is
 // kcp pairs (at most 512); a packed B panel holds, for each pair p, NR 32-bit words, word j = (op(B)(2p, j),
@@ -77,6 +82,13 @@ constexpr int64_t NV = 2;
 constexpr int64_t NR = 16 * NV;
 constexpr int64_t KCP = 512;
 constexpr int64_t MC = 144 / MR * MR;
+// avx512_fma's panels are floats, twice the words' bytes: a K block of 512 pairs is a 128 KB
+// panel, and read from L2 by every sliver it ran at 0.75 of float32's speed on the Xeon at
+// n = 1024. So that kernel runs each panel KSUB pairs at a time (32 KB, in L1, as the float32
+// panels), every sliver of the block before the next KSUB pairs: each sliver's sums are stored
+// between the parts and picked up again, which changes no bit (a float read back is the float
+// written; the chain goes on where it stopped).
+constexpr int64_t KSUB = 128;
 static_assert(MR <= 16, "a sliver's words for one pair fit one 512-bit vector");
 constexpr int64_t kLineWords = 16;  // 32-bit words in a cache line
 constexpr bool kPrefetchNextPanel = true;
@@ -129,9 +141,11 @@ class Scratch {
 };
 
 thread_local Scratch tls_b;     // the packed op(B)
+thread_local Scratch tls_bw;    // op(B) packed in words, before expand_pairs (avx512_fma)
 thread_local Scratch tls_a;     // a task's packed A block
 thread_local Scratch tls_af;    // the same as floats, for avx512_fma
 thread_local Scratch tls_bias;  // the bias, zero-padded to whole panels
+thread_local Scratch tls_sums;  // avx512_fma: each sliver's sums between the parts of a K block
 
 // ================================================================================================
 // Rounding and pairing
@@ -246,15 +260,24 @@ inline void transpose8x16(const __m512i w[8], __m512i o[8]) {
 }
 
 // Pairs [p0, p0 + np) of rows [r0, r0 + R) (R <= 16), when op(X)'s columns are contiguous
-// (rs == 1): each pair is two loads along r, paired lane by lane.
+// (rs == 1): each pair is two loads along r, paired lane by lane. With Floats (avx512_fma's
+// layout) the pair goes out as floats instead, 2 ld apart: its R high values (k = 2p + 1), then,
+// ld further on, its R low values, each the float32 that the rounded bfloat16 is.
+template <bool Floats>
 void pack_columns(const float* x, int64_t ks, int64_t rows, int64_t K, int64_t r0, int64_t R, int64_t p0, int64_t np,
                   uint32_t* out, int64_t ld) {
   const __mmask16 store = first_lanes(R), live = first_lanes(std::min(R, rows - r0));
+  const __m512i top = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
   for (int64_t p = 0; p < np; ++p) {
     const int64_t k = 2 * (p0 + p);
     const __m512 lo = _mm512_maskz_loadu_ps(live, x + k * ks + r0);
     const __m512 hi = k + 1 < K ? _mm512_maskz_loadu_ps(live, x + (k + 1) * ks + r0) : _mm512_setzero_ps();
-    _mm512_mask_storeu_epi32(out + p * ld, store, pairs_of_rows(lo, hi));
+    if constexpr (Floats) {
+      _mm512_mask_storeu_epi32(out + 2 * p * ld, store, _mm512_and_si512(rounded(hi), top));
+      _mm512_mask_storeu_epi32(out + 2 * p * ld + ld, store, _mm512_and_si512(rounded(lo), top));
+    } else {
+      _mm512_mask_storeu_epi32(out + p * ld, store, pairs_of_rows(lo, hi));
+    }
   }
 }
 
@@ -296,19 +319,44 @@ void pack_rows(const float* x, int64_t rs, int64_t rows, int64_t K, int64_t r0, 
 }
 
 // Packed op(B): K blocks of kcp_max pairs one after another (the last may be shorter), each
-// with its panels in order, panel q of a block of kcp pairs at q * NR * kcp.
+// with its panels in order, panel q of a block of kcp pairs at q * NR * kcp. For avx512_fma
+// (`floats`) every word is two floats (expand_pairs), so everything is twice as far.
 struct PackedB {
   uint32_t* words;
   int64_t padded_n;  // N rounded up to NR
   int64_t kcp_max;
-  uint32_t* panel(int64_t p0, int64_t kcp, int64_t q) const { return words + p0 * padded_n + q * NR * kcp; }
+  bool floats;
+  uint32_t* panel(int64_t p0, int64_t kcp, int64_t q) const {
+    return words + (p0 * padded_n + q * NR * kcp) * (floats ? 2 : 1);
+  }
 };
+
+// Pairs of a panel, `rows` rows of NR words, as floats for avx512_fma: each row's NR high halves,
+// then its NR low halves, each the float32 that bfloat16 is (the low half of the float zero).
+void expand_pairs(const uint32_t* in, int64_t rows, float* out) {
+  for (int64_t p = 0; p < rows; ++p, in += NR, out += 2 * NR)
+    for (int64_t v = 0; v < NV; ++v) {
+      const words w = reinterpret_cast<words>(_mm512_load_si512(in + 16 * v));
+      _mm512_store_si512(out + 16 * v, reinterpret_cast<__m512i>(w & 0xFFFF0000u));
+      _mm512_store_si512(out + NR + 16 * v, reinterpret_cast<__m512i>(w << 16));
+    }
+}
 
 // Panels [q0, q1) of op(B), in every K block. op(B) is (K, N): B stored (K, N), or (N, K) when
 // trans_b. Stored (K, N), each pair of rows of B is read once across all the panels, so B is
 // read in order (a panel at a time, each row would be a new stretch of memory N floats on).
 void pack_b_panels(const float* B, bool trans_b, int64_t K, int64_t N, const PackedB& to, int64_t q0, int64_t q1) {
   const int64_t P = ceil_div(K, 2);
+  if (trans_b && to.floats) {  // avx512_fma: in words first (this thread's scratch, the same places), then expanded
+    const PackedB w{tls_bw.get<uint32_t>(P * to.padded_n), to.padded_n, to.kcp_max, false};
+    pack_b_panels(B, trans_b, K, N, w, q0, q1);
+    for (int64_t p0 = 0; p0 < P; p0 += to.kcp_max) {
+      const int64_t kcp = std::min(to.kcp_max, P - p0);
+      for (int64_t q = q0; q < q1; ++q)
+        expand_pairs(w.panel(p0, kcp, q), kcp, reinterpret_cast<float*>(to.panel(p0, kcp, q)));
+    }
+    return;
+  }
   for (int64_t p0 = 0; p0 < P; p0 += to.kcp_max) {
     const int64_t kcp = std::min(to.kcp_max, P - p0);
     if (trans_b) {  // op(B)^T's rows are B's: contiguous along k
@@ -323,8 +371,12 @@ void pack_b_panels(const float* B, bool trans_b, int64_t K, int64_t N, const Pac
         if (k + 2 < K)  // the next pair's rows, here
           for (int64_t r = k + 2; r < std::min(k + 4, K); ++r)
             _mm_prefetch(reinterpret_cast<const char*>(B + r * N + q * NR), _MM_HINT_T0);
-        for (int64_t v = 0; v < NV; ++v)
-          pack_columns(B, N, N, K, q * NR + v * 16, 16, p0 + p, 1, to.panel(p0, kcp, q) + p * NR + v * 16, NR);
+        for (int64_t v = 0; v < NV; ++v) {
+          if (to.floats)
+            pack_columns<true>(B, N, N, K, q * NR + v * 16, 16, p0 + p, 1, to.panel(p0, kcp, q) + 2 * p * NR + v * 16, NR);
+          else
+            pack_columns<false>(B, N, N, K, q * NR + v * 16, 16, p0 + p, 1, to.panel(p0, kcp, q) + p * NR + v * 16, NR);
+        }
       }
     }
   }
@@ -341,7 +393,18 @@ void pack_a_block(const float* A, bool trans_a, int64_t M, int64_t K, int64_t i0
   // A stored (K, M): a pair of k is two rows of A, read along the block's mc values, each sliver's
   // MR at a time, before the next pair.
   for (int64_t p = 0; p < kcp; ++p)
-    for (int64_t ir = 0; ir < mc; ir += MR) pack_columns(A, M, M, K, i0 + ir, MR, p0 + p, 1, out + ir * kcp + p * MR, MR);
+    for (int64_t ir = 0; ir < mc; ir += MR)
+      pack_columns<false>(A, M, M, K, i0 + ir, MR, p0 + p, 1, out + ir * kcp + p * MR, MR);
+}
+
+// The same block for avx512_fma, straight into the floats that expand_block would make of it,
+// when A is stored (K, M): each pair's MR high values, then its MR low values.
+void pack_a_block_floats(const float* A, int64_t M, int64_t K, int64_t i0, int64_t mc, int64_t p0, int64_t kcp,
+                         float* out) {
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);
+  for (int64_t p = 0; p < kcp; ++p)
+    for (int64_t ir = 0; ir < mc; ir += MR)
+      pack_columns<true>(A, M, M, K, i0 + ir, MR, p0 + p, 1, words + 2 * (ir * kcp + p * MR), MR);
 }
 
 // An A block's groups of MR words (one group per pair of each sliver) as floats, for
@@ -381,17 +444,21 @@ constexpr unsigned kDotCsr = 0x1F80u | 0x8000u | 0x0040u;
 // `pf`: pf_lines cache lines (of the next panel) to fetch meanwhile, one before every 8 pairs
 // (any more than kcp / 8 first, at once), so that the next panel is in L1 when its turn comes
 // and the fetches never queue up in front of the kernel's own loads.
-// With Fma (avx512_fma) the sliver is `af`, expanded (expand_block), and `a` is unused.
-template <bool Fma>
+// With Fma (avx512_fma) the sliver is `af` and the panel `bf`, both expanded (expand_block,
+// expand_pairs), and `a` and `b` are unused. Its sums may also start from `resume` and end in
+// `partial` (MR x NR tiles, rows NR apart) instead of the bias and C: a K block in parts (KSUB).
+// Rows: how many of the sliver's MR rows are summed (at least m; see micro_kernel_rows).
+template <bool Fma, int64_t Rows>
 void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __restrict af,
-                  const uint32_t* __restrict b, const float* bias, float* c, const float* from, int64_t ldc, int64_t m,
-                  int64_t n, const uint32_t* pf, int64_t pf_lines) {
-  __m512 acc[MR][NV];
+                  const uint32_t* __restrict b, const float* __restrict bf, const float* bias, float* c,
+                  const float* from, int64_t ldc, int64_t m, int64_t n, const uint32_t* pf, int64_t pf_lines,
+                  const float* resume = nullptr, float* partial = nullptr) {
+  __m512 acc[Rows][NV];
 #pragma GCC unroll 4
   for (int64_t v = 0; v < NV; ++v) {
     const __m512 start = bias ? _mm512_loadu_ps(bias + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) acc[i][v] = start;
+    for (int64_t i = 0; i < Rows; ++i) acc[i][v] = resume ? _mm512_load_ps(resume + i * NR + 16 * v) : start;
   }
   for (int64_t i = 0; i < m; ++i) {  // needed after the loop
     __builtin_prefetch(c + i * ldc, 1);
@@ -403,7 +470,7 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + v * 16);
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) {
+    for (int64_t i = 0; i < Rows; ++i) {
       const __m512bh x = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[i]));
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], bv[v], x);
@@ -412,19 +479,18 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     b += NR;
   };
   // [docs:end]
-  // The same pair on float32 FMAs: each panel word's halves as two floats (the high half masked,
-  // the low half shifted up), each sliver row's from `af`; the high halves first.
+  // The same pair on float32 FMAs: the panel row's high halves and low halves as floats from
+  // `bf`, each sliver row's from `af`; the high halves first.
   // [docs:bf16_fma_step]
   auto fma_step = [&]() {
     __m512 hi[NV], lo[NV];
 #pragma GCC unroll 4
     for (int64_t v = 0; v < NV; ++v) {
-      const words w = reinterpret_cast<words>(_mm512_load_si512(b + v * 16));
-      hi[v] = reinterpret_cast<__m512>(w & 0xFFFF0000u);
-      lo[v] = reinterpret_cast<__m512>(w << 16);
+      hi[v] = _mm512_load_ps(bf + v * 16);
+      lo[v] = _mm512_load_ps(bf + NR + v * 16);
     }
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) {
+    for (int64_t i = 0; i < Rows; ++i) {
       const __m512 xh = _mm512_set1_ps(af[i]), xl = _mm512_set1_ps(af[MR + i]);
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(xh, hi[v], acc[i][v]);
@@ -432,14 +498,14 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(xl, lo[v], acc[i][v]);
     }
     af += 2 * MR;
-    b += NR;
+    bf += 2 * NR;
   };
   // [docs:end]
   // The sums under kDotCsr, and only they: the accumulators pass through empty asm statements
   // after MXCSR is set and before it is restored, so that no FMA moves across either.
   auto pin = [&]() {
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i)
+    for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) __asm__ volatile("" : "+v"(acc[i][v]));
   };
@@ -470,9 +536,16 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     pin();
     _mm_setcsr(saved_csr);  // (its exception flags too: the sums raise none, as vdpbf16ps raises none)
   }
-  if (m == MR && n == NR) {
+  if (partial) {  // the sums so far, to go on from
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i)
+    for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v) _mm512_store_ps(partial + i * NR + 16 * v, acc[i][v]);
+    return;
+  }
+  if (m == Rows && n == NR) {
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) {
         const __m512 s = from ? _mm512_add_ps(_mm512_loadu_ps(from + i * ldc + 16 * v), acc[i][v]) : acc[i][v];
@@ -490,20 +563,38 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     }
 }
 
+
+// The micro-kernel with as few rows of sums as the sliver's m rows need: 1, 2, 4 or MR. A
+// sliver of a product of one row (attention's per-sentence products: a query against its
+// sentence) would otherwise cost MR rows' FMAs for one row's results. Each row's sums are its
+// own, so the bits do not depend on how many are computed beside it.
+template <bool Fma, class... Args>
+void micro_kernel_rows(int64_t m, Args... args) {
+  if (m <= 1)
+    micro_kernel<Fma, 1>(args...);
+  else if (m <= 2)
+    micro_kernel<Fma, 2>(args...);
+  else if (m <= 4)
+    micro_kernel<Fma, 4>(args...);
+  else
+    micro_kernel<Fma, MR>(args...);
+}
+
 }  // namespace
 
 // ================================================================================================
 // Entry points (declared in tensor/gemm.cpp)
 
-// Words of packed op(B) (32-bit, one pair of bfloat16s each).
-int64_t packed_b_size(int64_t K, int64_t N) { return ceil_div(K, 2) * ceil_div(N, NR) * NR; }
+// 32-bit elements of packed op(B): words (one pair of bfloat16s each), or for avx512_fma (`fma`)
+// twice as many floats.
+int64_t packed_b_size(int64_t K, int64_t N, bool fma) { return ceil_div(K, 2) * ceil_div(N, NR) * NR * (fma ? 2 : 1); }
 
 // op(B) packed once for many products (PackedRight), in the layout gemm packs it into.
-void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out) {
+void pack_b(int64_t K, int64_t N, const float* B, bool trans_b, uint32_t* out, bool fma) {
   const int64_t n_panels = ceil_div(N, NR);
-  const PackedB to{out, n_panels * NR, block_size(ceil_div(K, 2), KCP)};
+  const PackedB to{out, n_panels * NR, block_size(ceil_div(K, 2), KCP), fma};
   auto pack = [&](int64_t q0, int64_t q1) { pack_b_panels(B, trans_b, K, N, to, q0, q1); };
-  if (packed_b_size(K, N) > kParallelPackWords && !in_parallel_region() && get_num_threads() > 1)
+  if (packed_b_size(K, N, false) > kParallelPackWords && !in_parallel_region() && get_num_threads() > 1)
     on_threads(n_panels, pack);
   else
     pack(0, n_panels);
@@ -540,9 +631,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
   }
 
   // 1. op(B), packed (by all threads when there is much of it), unless it came packed.
-  PackedB bp{const_cast<uint32_t*>(packed_b), padded_n, kcp_max};
+  PackedB bp{const_cast<uint32_t*>(packed_b), padded_n, kcp_max, fma};
   if (!packed_b) {
-    bp.words = tls_b.get<uint32_t>(P * padded_n);
+    bp.words = tls_b.get<uint32_t>(P * padded_n * (fma ? 2 : 1));
     auto pack = [&](int64_t q0, int64_t q1) { pack_b_panels(B, trans_b, K, N, bp, q0, q1); };
     if (parallel && n_panels > 1 && P * padded_n > kParallelPackWords)
       on_threads(n_panels, pack);  // (one run of panels per thread)
@@ -565,6 +656,39 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
 
   // 3. Each task: for each K block, pack its rows of op(A) into slivers, then every sliver times
   //    every panel of the task.
+  // avx512_fma's part of a task for one K block (its A block expanded in `af`): panel by panel,
+  // KSUB pairs at a time, every sliver of the block; the next part's panel lines are fetched
+  // meanwhile, a slice per sliver.
+  auto run_fma_block = [&](int64_t i0, int64_t mc, int64_t q0, int64_t q1, int64_t p0, int64_t kcp, const float* af) {
+    float* sums = tls_sums.get<float>(MC * NR);  // each sliver's sums between parts
+    const int64_t slivers_here = ceil_div(mc, MR);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t j0 = q * NR, n = std::min(NR, N - j0);
+      const float* panel = reinterpret_cast<const float*>(bp.panel(p0, kcp, q));
+      const float* bias_q = padded_bias && p0 == 0 ? padded_bias + j0 : nullptr;  // the first K block only
+      for (int64_t s0 = 0; s0 < kcp; s0 += KSUB) {
+        const int64_t ks = std::min(KSUB, kcp - s0);
+        const bool first = s0 == 0, last = s0 + ks == kcp;
+        const uint32_t* next = !last                     ? bp.panel(p0, kcp, q) + 2 * NR * (s0 + ks)
+                               : kPrefetchNextPanel && q + 1 < q1 ? bp.panel(p0, kcp, q + 1)
+                                                                  : nullptr;
+        const int64_t lines = (last ? std::min(KSUB, kcp) : std::min(KSUB, kcp - s0 - ks)) * 2 * NR / kLineWords;
+        const int64_t slice = ceil_div(lines, slivers_here);
+        for (int64_t s = 0, ir = 0; ir < mc; ++s, ir += MR) {
+          float* c = C + (i0 + ir) * N + j0;
+          const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
+          const int64_t pf_lines = next ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
+          const uint32_t* pf = next ? next + s * slice * kLineWords : nullptr;
+          float* tile = sums + ir * NR;
+          const int64_t m = std::min(MR, mc - ir);
+          micro_kernel_rows<true>(m, ks, nullptr, af + 2 * (ir * kcp + MR * s0), nullptr, panel + 2 * NR * s0,
+                                  first ? bias_q : nullptr, c, from, N, m, n, pf, pf_lines, first ? nullptr : tile,
+                                  last ? nullptr : tile);
+        }
+      }
+    }
+  };
+
   std::atomic<int64_t> next_task{0};
   auto run = [&](int64_t, int64_t) {
     uint32_t* a_block = tls_a.get<uint32_t>(mb * kcp_max);
@@ -574,8 +698,17 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
       const int64_t q0 = (t / row_tasks) * panels_per_task, q1 = std::min(n_panels, q0 + panels_per_task);
       for (int64_t p0 = 0; p0 < P; p0 += kcp_max) {
         const int64_t kcp = std::min(kcp_max, P - p0);
+        if (fma) {
+          if (trans_a) {
+            pack_a_block_floats(A, M, K, i0, mc, p0, kcp, a_floats);
+          } else {
+            pack_a_block(A, trans_a, M, K, i0, mc, p0, kcp, a_block);
+            expand_block(a_block, ceil_div(mc, MR) * kcp, a_floats);
+          }
+          run_fma_block(i0, mc, q0, q1, p0, kcp, a_floats);
+          continue;
+        }
         pack_a_block(A, trans_a, M, K, i0, mc, p0, kcp, a_block);
-        if (fma) expand_block(a_block, ceil_div(mc, MR) * kcp, a_floats);
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t j0 = q * NR, n = std::min(NR, N - j0);
           const uint32_t* panel = bp.panel(p0, kcp, q);
@@ -588,12 +721,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
             const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
             const int64_t pf_lines = next_panel ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
             const uint32_t* pf = next_panel ? next_panel + s * slice * kLineWords : nullptr;
-            if (fma)
-              micro_kernel<true>(kcp, nullptr, a_floats + 2 * ir * kcp, panel, bias_q, c, from, N,
-                                 std::min(MR, mc - ir), n, pf, pf_lines);
-            else
-              micro_kernel<false>(kcp, a_block + ir * kcp, nullptr, panel, bias_q, c, from, N, std::min(MR, mc - ir),
-                                  n, pf, pf_lines);
+            const int64_t m = std::min(MR, mc - ir);
+            micro_kernel_rows<false>(m, kcp, a_block + ir * kcp, nullptr, panel, nullptr, bias_q, c, from, N, m, n, pf,
+                                     pf_lines);
           }
         }
       }

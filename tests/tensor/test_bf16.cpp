@@ -610,7 +610,7 @@ TEST_CASE("bf16 avx512_fma: the same bits as avx512_bf16, near the subnormals to
   int64_t flushed_to_zero = 0;
   for (const float scale : {1.0f, 0x1p-62f, 0x1p-63f, 0x1p-64f})
     for (const Dims& d : {Dims{1, 1, 1}, Dims{7, 70, 31}, Dims{29, 70, 301}, Dims{9, 64, 512}, Dims{33, 70, 513},
-                          Dims{150, 97, 1100}})
+                          Dims{150, 97, 1100}, Dims{2, 33, 40}, Dims{3, 20, 300}, Dims{12, 40, 129}})
       for (const int t : {0, 3, 5, 10, 22, 31})
         for (const int threads : {1, 2}) {
           CAPTURE(scale);
