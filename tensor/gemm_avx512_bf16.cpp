@@ -445,8 +445,11 @@ constexpr unsigned kDotCsr = 0x1F80u | 0x8000u | 0x0040u;
 // (any more than kcp / 8 first, at once), so that the next panel is in L1 when its turn comes
 // and the fetches never queue up in front of the kernel's own loads.
 // With Fma (avx512_fma) the sliver is `af` and the panel `bf`, both expanded (expand_block,
-// expand_pairs), and `a` and `b` are unused. Its sums may also start from `resume` and end in
-// `partial` (MR x NR tiles, rows NR apart) instead of the bias and C: a K block in parts (KSUB).
+// expand_pairs), and `a` and `b` are unused; its sums may start from `resume` instead of the
+// bias (a K block in parts, KSUB) and end in `partial` (Rows x NR, rows NR apart) instead of C:
+// they are made under kDotCsr, which the caller sets once for many tiles, so the kernel may store
+// C = sums (from null) but C = from + sums must be added under the caller's own MXCSR
+// (finish_tile).
 // Rows: how many of the sliver's MR rows are summed (at least m; see micro_kernel_rows).
 template <bool Fma, int64_t Rows>
 void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __restrict af,
@@ -501,20 +504,16 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     bf += 2 * NR;
   };
   // [docs:end]
-  // The sums under kDotCsr, and only they: the accumulators pass through empty asm statements
-  // after MXCSR is set and before it is restored, so that no FMA moves across either.
+  // The sums under kDotCsr (set by the caller, run_fma_block), and only they: the accumulators
+  // pass through empty asm statements before the first FMA and after the last, so that no FMA
+  // moves across the caller's setting or restoring of MXCSR.
   auto pin = [&]() {
 #pragma GCC unroll 16
     for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
       for (int64_t v = 0; v < NV; ++v) __asm__ volatile("" : "+v"(acc[i][v]));
   };
-  unsigned saved_csr = 0;
-  if constexpr (Fma) {
-    saved_csr = _mm_getcsr();
-    _mm_setcsr(kDotCsr);
-    pin();
-  }
+  if constexpr (Fma) pin();
   auto one = [&]() {
     if constexpr (Fma) fma_step();
     else step();
@@ -532,11 +531,8 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     for (int64_t pp = 0; pp < 8; ++pp) one();
   }
   for (; p < kcp; ++p) one();
-  if constexpr (Fma) {
-    pin();
-    _mm_setcsr(saved_csr);  // (its exception flags too: the sums raise none, as vdpbf16ps raises none)
-  }
-  if (partial) {  // the sums so far, to go on from
+  if constexpr (Fma) pin();
+  if (partial) {  // the sums so far, to go on from (avx512_fma: always; the caller writes C)
 #pragma GCC unroll 16
     for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
@@ -564,6 +560,19 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
 }
 
 
+// avx512_fma's C from a tile of sums (`tile`, rows NR apart): C = from + sums, or C = sums, in
+// the m x n corner, as micro_kernel writes it for avx512_bf16.
+void finish_tile(const float* tile, float* c, const float* from, int64_t ldc, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t v = 0; v < NV; ++v) {
+      const __mmask16 keep = first_lanes(n - 16 * v);
+      if (!keep) continue;
+      __m512 s = _mm512_load_ps(tile + i * NR + 16 * v);
+      if (from) s = _mm512_add_ps(_mm512_maskz_loadu_ps(keep, from + i * ldc + 16 * v), s);
+      _mm512_mask_storeu_ps(c + i * ldc + 16 * v, keep, s);
+    }
+}
+
 // The micro-kernel with as few rows of sums as the sliver's m rows need: 1, 2, 4 or MR. A
 // sliver of a product of one row (attention's per-sentence products: a query against its
 // sentence) would otherwise cost MR rows' FMAs for one row's results. Each row's sums are its
@@ -578,6 +587,92 @@ void micro_kernel_rows(int64_t m, Args... args) {
     micro_kernel<Fma, 4>(args...);
   else
     micro_kernel<Fma, MR>(args...);
+}
+
+// ================================================================================================
+// Small products, without packing
+//
+// A product of one or two rows (attention's per-sentence products: a query against its
+// sentence's keys, its weights against the values), or of one or two pairs of k (their
+// gradients with respect to the keys and values), is mostly packing on the blocked path: panels
+// padded to NR columns and expanded, a sliver padded to MR rows, for a few hundred
+// multiply-adds. So such a product makes each row's sums straight away, 16 columns at a time:
+// for each pair, op(B)'s two values in those columns, rounded, and the two FMAs of avx512_fma,
+// the high halves first, under kDotCsr. With one K block (P <= KCP) these are the chains both
+// kernels compute, from the bias or 0, and C = from + sums as there: the same bits (the tests
+// compare a row alone with the same row among many). op(B) stored (K, N) is read in place and
+// rounded again for each row of C, hence at most kSmallRows rows; stored (N, K) (trans_b), its
+// pairs are first packed in words, 16 columns at a time (pack_rows).
+constexpr int64_t kSmallRows = 2, kSmallPairs = 2;
+
+// x rounded to bfloat16, as a float (the vector `rounded`, one value).
+inline float bf16_float(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint32_t r = ((u & 0x7FFFFFFFu) > 0x7F800000u ? (u | 0x00400000u) : u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  float f;
+  std::memcpy(&f, &r, sizeof f);
+  return f;
+}
+
+// 16 values rounded to bfloat16, as floats.
+inline __m512 bf16_floats(__m512 x) {
+  return reinterpret_cast<__m512>(reinterpret_cast<words>(rounded(x)) & 0xFFFF0000u);
+}
+
+// C = from + op(A) op(B) (+ bias), from = the addend, C itself (accumulate) or nothing; P <= KCP.
+void small_gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const float* B, bool trans_b, float* C,
+                const float* bias, const float* from_base) {
+  const int64_t P = ceil_div(K, 2), groups = ceil_div(N, 16);
+  uint32_t* packed = nullptr;  // trans_b: group g's pair p at packed + (g * P + p) * 16
+  if (trans_b) {
+    packed = tls_b.get<uint32_t>(groups * P * 16);
+    for (int64_t g = 0; g < groups; ++g) pack_rows(B, K, N, K, g * 16, 16, 0, P, packed + g * P * 16, 16);
+  }
+  float* pairs = tls_af.get<float>(2 * P);  // row i of op(A): pair p's high value, then its low value
+  float* sums = tls_sums.get<float>(M * groups * 16);  // every row's, so that MXCSR is set once
+  const unsigned saved_csr = _mm_getcsr();
+  _mm_setcsr(kDotCsr);
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t p = 0; p < P; ++p) {
+      const int64_t k = 2 * p;
+      const float lo = trans_a ? A[k * M + i] : A[i * K + k];
+      const float hi = k + 1 < K ? (trans_a ? A[(k + 1) * M + i] : A[i * K + k + 1]) : 0.0f;
+      pairs[2 * p] = bf16_float(hi);
+      pairs[2 * p + 1] = bf16_float(lo);
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t j0 = 16 * g;
+      const __mmask16 live = first_lanes(N - j0);
+      __m512 acc = bias ? _mm512_maskz_loadu_ps(live, bias + j0) : _mm512_setzero_ps();
+      __asm__ volatile("" : "+v"(acc));  // no FMA before MXCSR is set (as micro_kernel's pin)
+      for (int64_t p = 0; p < P; ++p) {
+        __m512 hi, lo;
+        if (trans_b) {
+          const words w = reinterpret_cast<words>(_mm512_load_si512(packed + (g * P + p) * 16));
+          hi = reinterpret_cast<__m512>(w & 0xFFFF0000u);
+          lo = reinterpret_cast<__m512>(w << 16);
+        } else {
+          const int64_t k = 2 * p;
+          lo = bf16_floats(_mm512_maskz_loadu_ps(live, B + k * N + j0));
+          hi = k + 1 < K ? bf16_floats(_mm512_maskz_loadu_ps(live, B + (k + 1) * N + j0)) : _mm512_setzero_ps();
+        }
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p]), hi, acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p + 1]), lo, acc);
+      }
+      __asm__ volatile("" : "+v"(acc));  // every FMA done before MXCSR is restored
+      _mm512_store_ps(sums + (i * groups + g) * 16, acc);
+    }
+  }
+  _mm_setcsr(saved_csr);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t j0 = 16 * g;
+      const __mmask16 live = first_lanes(N - j0);
+      __m512 s = _mm512_load_ps(sums + (i * groups + g) * 16);
+      if (from_base) s = _mm512_add_ps(_mm512_maskz_loadu_ps(live, from_base + i * N + j0), s);
+      _mm512_mask_storeu_ps(C + i * N + j0, live, s);
+    }
 }
 
 }  // namespace
@@ -620,6 +715,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
   const int64_t macs = M * N * K;
   const bool parallel = macs >= kParallelMacs && !in_parallel_region() && get_num_threads() > 1;
   const int64_t threads = parallel ? get_num_threads() : 1;
+  const float* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
+  if (!packed_b && !parallel && P <= KCP && (M <= kSmallRows || P <= kSmallPairs))
+    return small_gemm(M, N, K, A, trans_a, B, trans_b, C, bias, first_from);
 
   // The bias, zero-padded so that the kernel reads whole vectors of it at every panel.
   const float* padded_bias = nullptr;
@@ -652,20 +750,25 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
   const int64_t n_tasks = row_tasks * ceil_div(n_panels, panels_per_task);
   const int64_t mb = ceil_div(slivers, row_tasks) * MR;  // the biggest row block
   auto row_start = [&](int64_t r) { return std::min(M, r * slivers / row_tasks * MR); };
-  const float* first_from = addend ? addend : accumulate ? C : nullptr;  // what the first K block adds to
 
   // 3. Each task: for each K block, pack its rows of op(A) into slivers, then every sliver times
   //    every panel of the task.
   // avx512_fma's part of a task for one K block (its A block expanded in `af`): panel by panel,
-  // KSUB pairs at a time, every sliver of the block; the next part's panel lines are fetched
-  // meanwhile, a slice per sliver.
+  // KSUB pairs at a time, every sliver of the block, each sliver's sums kept in `sums` between
+  // parts; the next part's panel lines are fetched meanwhile, a slice per sliver. MXCSR is set
+  // for the sums once per panel, not once per tile (setting it costs some 20 to 40 cycles, and
+  // waits for the FMAs in flight): the last part stores C = sums straight away, but C = from +
+  // sums waits for MXCSR to be restored (finish_tile).
   auto run_fma_block = [&](int64_t i0, int64_t mc, int64_t q0, int64_t q1, int64_t p0, int64_t kcp, const float* af) {
-    float* sums = tls_sums.get<float>(MC * NR);  // each sliver's sums between parts
+    float* sums = tls_sums.get<float>(MC * NR);
     const int64_t slivers_here = ceil_div(mc, MR);
+    const bool adds = p0 > 0 || first_from;  // C = from + sums, not C = sums
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t j0 = q * NR, n = std::min(NR, N - j0);
       const float* panel = reinterpret_cast<const float*>(bp.panel(p0, kcp, q));
       const float* bias_q = padded_bias && p0 == 0 ? padded_bias + j0 : nullptr;  // the first K block only
+      const unsigned saved_csr = _mm_getcsr();
+      _mm_setcsr(kDotCsr);
       for (int64_t s0 = 0; s0 < kcp; s0 += KSUB) {
         const int64_t ks = std::min(KSUB, kcp - s0);
         const bool first = s0 == 0, last = s0 + ks == kcp;
@@ -675,16 +778,21 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
         const int64_t lines = (last ? std::min(KSUB, kcp) : std::min(KSUB, kcp - s0 - ks)) * 2 * NR / kLineWords;
         const int64_t slice = ceil_div(lines, slivers_here);
         for (int64_t s = 0, ir = 0; ir < mc; ++s, ir += MR) {
-          float* c = C + (i0 + ir) * N + j0;
-          const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
           const int64_t pf_lines = next ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
           const uint32_t* pf = next ? next + s * slice * kLineWords : nullptr;
           float* tile = sums + ir * NR;
           const int64_t m = std::min(MR, mc - ir);
           micro_kernel_rows<true>(m, ks, nullptr, af + 2 * (ir * kcp + MR * s0), nullptr, panel + 2 * NR * s0,
-                                  first ? bias_q : nullptr, c, from, N, m, n, pf, pf_lines, first ? nullptr : tile,
-                                  last ? nullptr : tile);
+                                  first ? bias_q : nullptr, C + (i0 + ir) * N + j0, nullptr, N, m, n, pf, pf_lines,
+                                  first ? nullptr : tile, last && !adds ? nullptr : tile);
         }
+      }
+      _mm_setcsr(saved_csr);  // (its exception flags too: the sums raise none, as vdpbf16ps raises none)
+      if (!adds) continue;
+      for (int64_t ir = 0; ir < mc; ir += MR) {
+        float* c = C + (i0 + ir) * N + j0;
+        const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
+        finish_tile(sums + ir * NR, c, from, N, std::min(MR, mc - ir), n);
       }
     }
   };
