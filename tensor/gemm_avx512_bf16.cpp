@@ -22,7 +22,9 @@
 // The same sums without the instruction (the avx512_fma kernel). Each step of the pseudo-code is a
 // float32 FMA of exact operands (a bfloat16 is the top half of a float32: a shift makes one), so
 // two FMAs per pair, the high halves' first, with MXCSR set to count subnormals as zero coming in
-// (DAZ) and to flush them going out (FTZ), give the very same bits (tested). The instruction is
+// (DAZ) and to flush them going out (FTZ), give the very same bits (tested; where a result is
+// NaN, both give NaN, but not always the same NaN: the sign and payload that come out depend on
+// which operand of the FMA instruction carried the NaN in, which the compiler chooses). The instruction is
 // not as fast everywhere: on the Zen 5 of docs/matmul.md one vdpbf16ps (32 multiply-adds) issues
 // as often as one FMA (16), but on the Xeon of section 9 four FMAs issue in the time of one
 // vdpbf16ps, and its bfloat16 products ran at half the float32 kernel's speed. The default kernel
@@ -140,12 +142,12 @@ class Scratch {
   int64_t capacity_ = 0;
 };
 
-thread_local Scratch tls_b;     // the packed op(B)
-thread_local Scratch tls_bw;    // op(B) packed in words, before expand_pairs (avx512_fma)
+thread_local Scratch tls_b;     // the packed op(B) (small_gemm: op(B)'s pairs in words, when trans_b)
+thread_local Scratch tls_bw;    // a panel of op(B) packed in words, before expand_pairs (avx512_fma)
 thread_local Scratch tls_a;     // a task's packed A block
-thread_local Scratch tls_af;    // the same as floats, for avx512_fma
+thread_local Scratch tls_af;    // the same as floats, for avx512_fma (small_gemm: a row of op(A))
 thread_local Scratch tls_bias;  // the bias, zero-padded to whole panels
-thread_local Scratch tls_sums;  // avx512_fma: each sliver's sums between the parts of a K block
+thread_local Scratch tls_sums;  // avx512_fma's sums before C is written (run_fma_block, small_gemm)
 
 // ================================================================================================
 // Rounding and pairing
@@ -347,13 +349,14 @@ void expand_pairs(const uint32_t* in, int64_t rows, float* out) {
 // read in order (a panel at a time, each row would be a new stretch of memory N floats on).
 void pack_b_panels(const float* B, bool trans_b, int64_t K, int64_t N, const PackedB& to, int64_t q0, int64_t q1) {
   const int64_t P = ceil_div(K, 2);
-  if (trans_b && to.floats) {  // avx512_fma: in words first (this thread's scratch, the same places), then expanded
-    const PackedB w{tls_bw.get<uint32_t>(P * to.padded_n), to.padded_n, to.kcp_max, false};
-    pack_b_panels(B, trans_b, K, N, w, q0, q1);
+  if (trans_b && to.floats) {  // avx512_fma: each panel in words first (this thread's scratch), then expanded
+    uint32_t* w = tls_bw.get<uint32_t>(to.kcp_max * NR);
     for (int64_t p0 = 0; p0 < P; p0 += to.kcp_max) {
       const int64_t kcp = std::min(to.kcp_max, P - p0);
-      for (int64_t q = q0; q < q1; ++q)
-        expand_pairs(w.panel(p0, kcp, q), kcp, reinterpret_cast<float*>(to.panel(p0, kcp, q)));
+      for (int64_t q = q0; q < q1; ++q) {
+        for (int64_t v = 0; v < NV; ++v) pack_rows(B, K, N, K, q * NR + v * 16, 16, p0, kcp, w + v * 16, NR);
+        expand_pairs(w, kcp, reinterpret_cast<float*>(to.panel(p0, kcp, q)));
+      }
     }
     return;
   }
@@ -463,7 +466,7 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
 #pragma GCC unroll 16
     for (int64_t i = 0; i < Rows; ++i) acc[i][v] = resume ? _mm512_load_ps(resume + i * NR + 16 * v) : start;
   }
-  for (int64_t i = 0; i < m; ++i) {  // needed after the loop
+  for (int64_t i = 0; i < m && !partial; ++i) {  // needed after the loop
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + NR - 1, 1);
   }
@@ -532,7 +535,7 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
   }
   for (; p < kcp; ++p) one();
   if constexpr (Fma) pin();
-  if (partial) {  // the sums so far, to go on from (avx512_fma: always; the caller writes C)
+  if (partial) {  // the sums so far: to go on from, or for the caller to add to C (finish_tile)
 #pragma GCC unroll 16
     for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
@@ -600,10 +603,13 @@ void micro_kernel_rows(int64_t m, Args... args) {
 // for each pair, op(B)'s two values in those columns, rounded, and the two FMAs of avx512_fma,
 // the high halves first, under kDotCsr. With one K block (P <= KCP) these are the chains both
 // kernels compute, from the bias or 0, and C = from + sums as there: the same bits (the tests
-// compare a row alone with the same row among many). op(B) stored (K, N) is read in place and
-// rounded again for each row of C, hence at most kSmallRows rows; stored (N, K) (trans_b), its
-// pairs are first packed in words, 16 columns at a time (pack_rows).
+// compare rows alone with the same rows among many). op(B) stored (K, N) is read in place and
+// rounded again for each row of C, which costs little when there are one or two rows or one or
+// two pairs; stored (N, K) (trans_b), its pairs are first packed in words, 16 columns at a time
+// (pack_rows). MXCSR is set once for a chunk of rows whose sums fit kSmallSums floats, then C =
+// from + sums is written for them.
 constexpr int64_t kSmallRows = 2, kSmallPairs = 2;
+constexpr int64_t kSmallSums = 1 << 14;
 
 // x rounded to bfloat16, as a float (the vector `rounded`, one value).
 inline float bf16_float(float x) {
@@ -630,49 +636,53 @@ void small_gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, c
     for (int64_t g = 0; g < groups; ++g) pack_rows(B, K, N, K, g * 16, 16, 0, P, packed + g * P * 16, 16);
   }
   float* pairs = tls_af.get<float>(2 * P);  // row i of op(A): pair p's high value, then its low value
-  float* sums = tls_sums.get<float>(M * groups * 16);  // every row's, so that MXCSR is set once
-  const unsigned saved_csr = _mm_getcsr();
-  _mm_setcsr(kDotCsr);
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t p = 0; p < P; ++p) {
-      const int64_t k = 2 * p;
-      const float lo = trans_a ? A[k * M + i] : A[i * K + k];
-      const float hi = k + 1 < K ? (trans_a ? A[(k + 1) * M + i] : A[i * K + k + 1]) : 0.0f;
-      pairs[2 * p] = bf16_float(hi);
-      pairs[2 * p + 1] = bf16_float(lo);
-    }
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t j0 = 16 * g;
-      const __mmask16 live = first_lanes(N - j0);
-      __m512 acc = bias ? _mm512_maskz_loadu_ps(live, bias + j0) : _mm512_setzero_ps();
-      __asm__ volatile("" : "+v"(acc));  // no FMA before MXCSR is set (as micro_kernel's pin)
+  const int64_t chunk = std::max<int64_t>(1, kSmallSums / (groups * 16));  // rows per setting of MXCSR
+  float* sums = tls_sums.get<float>(std::min(M, chunk) * groups * 16);
+  for (int64_t i0 = 0; i0 < M; i0 += chunk) {
+    const int64_t i1 = std::min(M, i0 + chunk);
+    const unsigned saved_csr = _mm_getcsr();
+    _mm_setcsr(kDotCsr);
+    for (int64_t i = i0; i < i1; ++i) {
       for (int64_t p = 0; p < P; ++p) {
-        __m512 hi, lo;
-        if (trans_b) {
-          const words w = reinterpret_cast<words>(_mm512_load_si512(packed + (g * P + p) * 16));
-          hi = reinterpret_cast<__m512>(w & 0xFFFF0000u);
-          lo = reinterpret_cast<__m512>(w << 16);
-        } else {
-          const int64_t k = 2 * p;
-          lo = bf16_floats(_mm512_maskz_loadu_ps(live, B + k * N + j0));
-          hi = k + 1 < K ? bf16_floats(_mm512_maskz_loadu_ps(live, B + (k + 1) * N + j0)) : _mm512_setzero_ps();
-        }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p]), hi, acc);
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p + 1]), lo, acc);
+        const int64_t k = 2 * p;
+        const float lo = trans_a ? A[k * M + i] : A[i * K + k];
+        const float hi = k + 1 < K ? (trans_a ? A[(k + 1) * M + i] : A[i * K + k + 1]) : 0.0f;
+        pairs[2 * p] = bf16_float(hi);
+        pairs[2 * p + 1] = bf16_float(lo);
       }
-      __asm__ volatile("" : "+v"(acc));  // every FMA done before MXCSR is restored
-      _mm512_store_ps(sums + (i * groups + g) * 16, acc);
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t j0 = 16 * g;
+        const __mmask16 live = first_lanes(N - j0);
+        __m512 acc = bias ? _mm512_maskz_loadu_ps(live, bias + j0) : _mm512_setzero_ps();
+        __asm__ volatile("" : "+v"(acc));  // no FMA before MXCSR is set (as micro_kernel's pin)
+        for (int64_t p = 0; p < P; ++p) {
+          __m512 hi, lo;
+          if (trans_b) {
+            const words w = reinterpret_cast<words>(_mm512_load_si512(packed + (g * P + p) * 16));
+            hi = reinterpret_cast<__m512>(w & 0xFFFF0000u);
+            lo = reinterpret_cast<__m512>(w << 16);
+          } else {
+            const int64_t k = 2 * p;
+            lo = bf16_floats(_mm512_maskz_loadu_ps(live, B + k * N + j0));
+            hi = k + 1 < K ? bf16_floats(_mm512_maskz_loadu_ps(live, B + (k + 1) * N + j0)) : _mm512_setzero_ps();
+          }
+          acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p]), hi, acc);
+          acc = _mm512_fmadd_ps(_mm512_set1_ps(pairs[2 * p + 1]), lo, acc);
+        }
+        __asm__ volatile("" : "+v"(acc));  // every FMA done before MXCSR is restored
+        _mm512_store_ps(sums + ((i - i0) * groups + g) * 16, acc);
+      }
     }
+    _mm_setcsr(saved_csr);
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t j0 = 16 * g;
+        const __mmask16 live = first_lanes(N - j0);
+        __m512 s = _mm512_load_ps(sums + ((i - i0) * groups + g) * 16);
+        if (from_base) s = _mm512_add_ps(_mm512_maskz_loadu_ps(live, from_base + i * N + j0), s);
+        _mm512_mask_storeu_ps(C + i * N + j0, live, s);
+      }
   }
-  _mm_setcsr(saved_csr);
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t j0 = 16 * g;
-      const __mmask16 live = first_lanes(N - j0);
-      __m512 s = _mm512_load_ps(sums + (i * groups + g) * 16);
-      if (from_base) s = _mm512_add_ps(_mm512_maskz_loadu_ps(live, from_base + i * N + j0), s);
-      _mm512_mask_storeu_ps(C + i * N + j0, live, s);
-    }
 }
 
 }  // namespace

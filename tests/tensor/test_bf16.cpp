@@ -610,7 +610,7 @@ TEST_CASE("bf16 avx512_fma: the same bits as avx512_bf16, near the subnormals to
   int64_t flushed_to_zero = 0;
   for (const float scale : {1.0f, 0x1p-62f, 0x1p-63f, 0x1p-64f})
     for (const Dims& d : {Dims{1, 1, 1}, Dims{7, 70, 31}, Dims{29, 70, 301}, Dims{9, 64, 512}, Dims{33, 70, 513},
-                          Dims{150, 97, 1100}, Dims{2, 33, 40}, Dims{3, 20, 300}, Dims{12, 40, 129}})
+                          Dims{150, 97, 1100}, Dims{2, 33, 40}, Dims{3, 20, 300}, Dims{12, 40, 129}, Dims{10, 40, 300}})
       for (const int t : {0, 3, 5, 10, 22, 31})
         for (const int threads : {1, 2}) {
           CAPTURE(scale);
@@ -643,7 +643,9 @@ TEST_CASE("bf16 avx512_fma: the same bits as avx512_bf16, near the subnormals to
 TEST_CASE("bf16: every kernel gives the same bits on 1, 2 and 3 threads, and a row alone has its bits among others") {
   for (const std::string& kernel : bf16_kernels()) {
     UseBf16Kernel use(kernel);
-    for (const Dims& d : {Dims{200, 300, 170}, Dims{64, 512, 128}, Dims{150, 97, 1100}, Dims{1000, 40, 257}})
+    // (512, 512, 3): one or two pairs of k, made without packing on one thread, blocked on more.
+    for (const Dims& d : {Dims{200, 300, 170}, Dims{64, 512, 128}, Dims{150, 97, 1100}, Dims{1000, 40, 257},
+                          Dims{512, 512, 3}})
       for (const int t : {0, 23}) {
         CAPTURE(kernel);
         CAPTURE(d.M);
@@ -679,6 +681,107 @@ TEST_CASE("bf16: every kernel gives the same bits on 1, 2 and 3 threads, and a r
       CHECK(std::memcmp(row.data(), C.data() + i * 50, 50 * sizeof(real)) == 0);
     }
   }
+}
+
+TEST_CASE("bf16: one or two rows alone, without packing or with a PackedRight, have their bits among many, in every variant") {
+  // gemm_avx512_bf16.cpp makes a product of one or two rows straight from A and B (small_gemm)
+  // and a PackedRight's with a sliver of one or two rows (micro_kernel_rows); both must give
+  // each row the bits of the blocked kernels, which a product of 37 rows runs.
+  for (const std::string& kernel : bf16_kernels()) {
+    UseBf16Kernel use(kernel);
+    for (const Dims& d : {Dims{37, 50, 700}, Dims{37, 70, 5}, Dims{37, 33, 64}})
+      for (int t = 0; t < 32; ++t) {
+        const Product whole(d, t);
+        const std::vector<real> C = whole.run(MatmulPrecision::BFloat16);
+        const Tensor B = tensor_of(whole.B, whole.trans_b() ? Shape{d.N, d.K} : Shape{d.K, d.N});
+        std::unique_ptr<PackedRight> pack;
+        {
+          BFloat16Scope bf16;
+          pack = std::make_unique<PackedRight>(B, whole.trans_b());
+        }
+        for (const int64_t i0 : {int64_t{0}, int64_t{17}, int64_t{35}})
+          for (const int64_t m : {int64_t{1}, int64_t{2}}) {
+            CAPTURE(kernel);
+            CAPTURE(d.K);
+            CAPTURE(t);
+            CAPTURE(i0);
+            CAPTURE(m);
+            // Rows i0 .. i0 + m of op(A), stored as whole.A is (transposed or not), and of C0 and D.
+            std::vector<real> a(static_cast<size_t>(m * d.K)), c0(static_cast<size_t>(m * d.N)), dd(c0.size());
+            for (int64_t r = 0; r < m; ++r) {
+              for (int64_t k = 0; k < d.K; ++k)
+                a[static_cast<size_t>(whole.trans_a() ? k * m + r : r * d.K + k)] = static_cast<real>(whole.a(i0 + r, k));
+              for (int64_t j = 0; j < d.N; ++j) {
+                c0[static_cast<size_t>(r * d.N + j)] = whole.C0[static_cast<size_t>((i0 + r) * d.N + j)];
+                dd[static_cast<size_t>(r * d.N + j)] = whole.D[static_cast<size_t>((i0 + r) * d.N + j)];
+              }
+            }
+            const real* addend = whole.addend() ? dd.data() : nullptr;
+            std::vector<real> alone = c0, packed = c0;
+            gemm_at(MatmulPrecision::BFloat16, m, d.N, d.K, a.data(), whole.trans_a(), whole.B.data(), whole.trans_b(),
+                    alone.data(), whole.bias_or_null(), whole.accumulate(), addend);
+            {
+              BFloat16Scope bf16;
+              gemm(m, a.data(), whole.trans_a(), *pack, packed.data(), whole.bias_or_null(), whole.accumulate(), addend);
+            }
+            const size_t bytes = static_cast<size_t>(m * d.N) * sizeof(real);
+            CHECK(std::memcmp(alone.data(), C.data() + i0 * d.N, bytes) == 0);
+            CHECK(std::memcmp(packed.data(), C.data() + i0 * d.N, bytes) == 0);
+          }
+      }
+  }
+}
+
+TEST_CASE("bf16: NaN and infinity in the inputs: every kernel and path gives NaN in the same places, the rest the same bits") {
+  // Which NaN comes out of a sum with a NaN in it (its sign and payload) depends on which operand
+  // of an FMA instruction carried it, which the compiler chooses: the kernels promise the same
+  // bits for every other result, and NaN where any of them has NaN.
+  auto same_but_nan = [](const std::vector<real>& x, const std::vector<real>& y) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) return false;
+      if (!std::isnan(x[i]) && std::memcmp(&x[i], &y[i], sizeof(real)) != 0) return false;
+    }
+    return true;
+  };
+  const real inf = std::numeric_limits<real>::infinity(), nan = std::numeric_limits<real>::quiet_NaN();
+  for (const Dims& d : {Dims{37, 50, 300}, Dims{1, 50, 300}, Dims{37, 50, 3}})
+    for (const int t : {0, 3, 5, 10, 31}) {
+      Product p(d, t);
+      if (d.M > 1) {  // (a single row with a NaN in it would be NaN throughout)
+        p.A[3] = nan;
+        p.A[static_cast<size_t>(d.M * d.K / 2)] = inf;
+      }
+      p.B[7] = -inf;
+      p.B[static_cast<size_t>(d.K * d.N - 1)] = nan;
+      CAPTURE(d.M);
+      CAPTURE(d.K);
+      CAPTURE(t);
+      std::vector<real> pair_kernels;  // the first of avx512_bf16 and avx512_fma to run: the other must agree
+      for (const std::string& kernel : bf16_kernels()) {
+        CAPTURE(kernel);
+        UseBf16Kernel use(kernel);
+        std::vector<real> one, two;
+        {
+          ThreadCount c(1);
+          one = p.run(MatmulPrecision::BFloat16);
+        }
+        {
+          ThreadCount c(2);
+          two = p.run(MatmulPrecision::BFloat16);
+        }
+        int64_t nans = 0, infs = 0;
+        for (real x : one) {
+          nans += std::isnan(x);
+          infs += std::isinf(x);
+        }
+        CHECK(nans > 0);
+        CHECK(infs > 0);
+        CHECK(same_but_nan(one, two));
+        if (kernel == "portable") continue;  // (its sums are float32's, in float32's order)
+        if (pair_kernels.empty()) pair_kernels = one;
+        CHECK(same_but_nan(pair_kernels, one));
+      }
+    }
 }
 
 TEST_CASE("bf16: empty products, and K = 0 (the bias, added to C or the addend)") {
