@@ -34,8 +34,8 @@
 // into floats: each panel's row of NR words as NR high values, then NR low values, and each
 // sliver's pair as its MR high values, then its MR low values, so that its loop is the float32
 // kernel's (a row's value is one broadcast from memory). The halves are split once, as the
-// operands are packed (pack_columns<true> writes the floats straight away; where op(X)'s rows
-// are contiguous, words are made first and expanded: expand_pairs, expand_block), not at every
+// operands are packed (pack_columns<true> and pack_rows<true> write the floats straight away; a
+// panel of B stored (N, K) is made in words first and expanded: expand_pairs), not at every
 // sliver that reads a panel: a mask and a shift per panel vector, 4 integer operations beside
 // every 32 FMAs on the same ports, held the first version of this kernel to 0.9 of float32's speed.
 //
@@ -290,7 +290,10 @@ void pack_columns(const float* x, int64_t ks, int64_t rows, int64_t K, int64_t r
 // them: at n = 1024 on one thread, packing op(A) cost 8% of the product, and reading A without
 // converting it cost as much. So each row is fetched kAhead values ahead, which won most of it
 // back (the Zen 5 of docs/matmul.md, section 9).
+// With Floats (avx512_fma's A slivers only: R == 8, ld == 8) each pair goes out as 16 floats, its
+// 8 rows' high values, then their low values, as pack_columns<true> writes them.
 constexpr int64_t kAhead = 128;
+template <bool Floats = false>
 void pack_rows(const float* x, int64_t rs, int64_t rows, int64_t K, int64_t r0, int64_t R, int64_t p0, int64_t np,
                uint32_t* out, int64_t ld) {
   const __mmask16 store = first_lanes(R);
@@ -311,8 +314,19 @@ void pack_rows(const float* x, int64_t rs, int64_t rows, int64_t K, int64_t r0, 
     if (R == 8 && ld == 8) {  // pairs q + 2h, q + 2h + 1 at out + (q + 2h) * 8: 16 words in a row
       __m512i o[8];
       transpose8x16(w, o);
-      for (int64_t h = 0; 2 * h < n; ++h)
-        _mm512_mask_storeu_epi32(out + (q + 2 * h) * 8, 2 * h + 1 < n ? __mmask16(0xFFFF) : __mmask16(0x00FF), o[h]);
+      for (int64_t h = 0; 2 * h < n; ++h) {
+        if constexpr (Floats) {  // o[h]'s halves: pair q + 2h's highs and lows, then pair q + 2h + 1's
+          const words x = reinterpret_cast<words>(o[h]), hi = x & 0xFFFF0000u, lo = x << 16;
+          _mm512_storeu_si512(out + (q + 2 * h) * 16, reinterpret_cast<__m512i>(__builtin_shufflevector(
+                                                           hi, lo, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)));
+          if (2 * h + 1 < n)
+            _mm512_storeu_si512(out + (q + 2 * h + 1) * 16,
+                                reinterpret_cast<__m512i>(__builtin_shufflevector(
+                                    hi, lo, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31)));
+        } else {
+          _mm512_mask_storeu_epi32(out + (q + 2 * h) * 8, 2 * h + 1 < n ? __mmask16(0xFFFF) : __mmask16(0x00FF), o[h]);
+        }
+      }
       continue;
     }
     transpose16(w);
@@ -400,38 +414,18 @@ void pack_a_block(const float* A, bool trans_a, int64_t M, int64_t K, int64_t i0
       pack_columns<false>(A, M, M, K, i0 + ir, MR, p0 + p, 1, out + ir * kcp + p * MR, MR);
 }
 
-// The same block for avx512_fma, straight into the floats that expand_block would make of it,
-// when A is stored (K, M): each pair's MR high values, then its MR low values.
-void pack_a_block_floats(const float* A, int64_t M, int64_t K, int64_t i0, int64_t mc, int64_t p0, int64_t kcp,
-                         float* out) {
+// The same block for avx512_fma, as floats: for each sliver, each pair's MR high values, then
+// its MR low values (2 kcp MR floats a sliver).
+void pack_a_block_floats(const float* A, bool trans_a, int64_t M, int64_t K, int64_t i0, int64_t mc, int64_t p0,
+                         int64_t kcp, float* out) {
   uint32_t* words = reinterpret_cast<uint32_t*>(out);
+  if (!trans_a) {
+    for (int64_t ir = 0; ir < mc; ir += MR) pack_rows<true>(A, K, M, K, i0 + ir, MR, p0, kcp, words + 2 * ir * kcp, MR);
+    return;
+  }
   for (int64_t p = 0; p < kcp; ++p)
     for (int64_t ir = 0; ir < mc; ir += MR)
       pack_columns<true>(A, M, M, K, i0 + ir, MR, p0 + p, 1, words + 2 * (ir * kcp + p * MR), MR);
-}
-
-// An A block's groups of MR words (one group per pair of each sliver) as floats, for
-// avx512_fma: for each group its MR high halves, then its MR low halves, each the float32 that
-// bfloat16 is.
-// Two groups at a time: 16 words, their high halves and their low halves as two vectors, then
-// the halves put in order (group 1's highs, its lows, group 2's highs, its lows).
-void expand_block(const uint32_t* in, int64_t groups, float* out) {
-  static_assert(MR == 8, "two groups of MR words fill a vector");
-  int64_t g = 0;
-  for (; g + 2 <= groups; g += 2, in += 2 * MR, out += 4 * MR) {
-    const words w = reinterpret_cast<words>(_mm512_loadu_si512(in));
-    const words hi = w & 0xFFFF0000u, lo = w << 16;
-    _mm512_storeu_si512(out, reinterpret_cast<__m512i>(
-                                 __builtin_shufflevector(hi, lo, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)));
-    _mm512_storeu_si512(out + 2 * MR, reinterpret_cast<__m512i>(__builtin_shufflevector(
-                                          hi, lo, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31)));
-  }
-  for (; g < groups; ++g, in += MR, out += 2 * MR)
-    for (int64_t r = 0; r < MR; ++r) {
-      const uint32_t hi = in[r] & 0xFFFF0000u, lo = in[r] << 16;
-      std::memcpy(out + r, &hi, sizeof hi);
-      std::memcpy(out + MR + r, &lo, sizeof lo);
-    }
 }
 
 // MXCSR for avx512_fma's sums: round to nearest even, every exception masked, subnormals read as
@@ -447,8 +441,8 @@ constexpr unsigned kDotCsr = 0x1F80u | 0x8000u | 0x0040u;
 // `pf`: pf_lines cache lines (of the next panel) to fetch meanwhile, one before every 8 pairs
 // (any more than kcp / 8 first, at once), so that the next panel is in L1 when its turn comes
 // and the fetches never queue up in front of the kernel's own loads.
-// With Fma (avx512_fma) the sliver is `af` and the panel `bf`, both expanded (expand_block,
-// expand_pairs), and `a` and `b` are unused; its sums may start from `resume` instead of the
+// With Fma (avx512_fma) the sliver is `af` and the panel `bf`, both as floats
+// (pack_a_block_floats, pack_b_panels), and `a` and `b` are unused; its sums may start from `resume` instead of the
 // bias (a K block in parts, KSUB) and end in `partial` (Rows x NR, rows NR apart) instead of C:
 // they are made under kDotCsr, which the caller sets once for many tiles, so the kernel may store
 // C = sums (from null) but C = from + sums must be added under the caller's own MXCSR
@@ -809,7 +803,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
 
   std::atomic<int64_t> next_task{0};
   auto run = [&](int64_t, int64_t) {
-    uint32_t* a_block = tls_a.get<uint32_t>(mb * kcp_max);
+    uint32_t* a_block = fma ? nullptr : tls_a.get<uint32_t>(mb * kcp_max);
     float* a_floats = fma ? tls_af.get<float>(2 * mb * kcp_max) : nullptr;
     for (int64_t t; (t = next_task.fetch_add(1, std::memory_order_relaxed)) < n_tasks;) {
       const int64_t i0 = row_start(t % row_tasks), mc = row_start(t % row_tasks + 1) - i0;
@@ -817,12 +811,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
       for (int64_t p0 = 0; p0 < P; p0 += kcp_max) {
         const int64_t kcp = std::min(kcp_max, P - p0);
         if (fma) {
-          if (trans_a) {
-            pack_a_block_floats(A, M, K, i0, mc, p0, kcp, a_floats);
-          } else {
-            pack_a_block(A, trans_a, M, K, i0, mc, p0, kcp, a_block);
-            expand_block(a_block, ceil_div(mc, MR) * kcp, a_floats);
-          }
+          pack_a_block_floats(A, trans_a, M, K, i0, mc, p0, kcp, a_floats);
           run_fma_block(i0, mc, q0, q1, p0, kcp, a_floats);
           continue;
         }
