@@ -168,6 +168,11 @@ inline __m512i rounded(__m512 x) {
                               _mm512_set1_epi32(0x00400000));  // a NaN: quiet
 }
 
+// 16 values rounded to bfloat16, as floats (the low half cleared): avx512_fma's operands.
+inline __m512 bf16_floats(__m512 x) {
+  return reinterpret_cast<__m512>(reinterpret_cast<words>(rounded(x)) & 0xFFFF0000u);
+}
+
 // Word j = (lo[j], hi[j]) as bfloat16s, low half first: the pairs of two rows of 16 values.
 inline __m512i pairs_of_rows(__m512 lo, __m512 hi) {
   const __m512i low = reinterpret_cast<__m512i>(reinterpret_cast<words>(rounded(lo)) >> 16);
@@ -269,14 +274,13 @@ template <bool Floats>
 void pack_columns(const float* x, int64_t ks, int64_t rows, int64_t K, int64_t r0, int64_t R, int64_t p0, int64_t np,
                   uint32_t* out, int64_t ld) {
   const __mmask16 store = first_lanes(R), live = first_lanes(std::min(R, rows - r0));
-  const __m512i top = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
   for (int64_t p = 0; p < np; ++p) {
     const int64_t k = 2 * (p0 + p);
     const __m512 lo = _mm512_maskz_loadu_ps(live, x + k * ks + r0);
     const __m512 hi = k + 1 < K ? _mm512_maskz_loadu_ps(live, x + (k + 1) * ks + r0) : _mm512_setzero_ps();
     if constexpr (Floats) {
-      _mm512_mask_storeu_epi32(out + 2 * p * ld, store, _mm512_and_si512(rounded(hi), top));
-      _mm512_mask_storeu_epi32(out + 2 * p * ld + ld, store, _mm512_and_si512(rounded(lo), top));
+      _mm512_mask_storeu_epi32(out + 2 * p * ld, store, reinterpret_cast<__m512i>(bf16_floats(hi)));
+      _mm512_mask_storeu_epi32(out + 2 * p * ld + ld, store, reinterpret_cast<__m512i>(bf16_floats(lo)));
     } else {
       _mm512_mask_storeu_epi32(out + p * ld, store, pairs_of_rows(lo, hi));
     }
@@ -556,6 +560,18 @@ void micro_kernel(int64_t kcp, const uint32_t* __restrict a, const float* __rest
     }
 }
 
+// Which lines of the next panel sliver s fetches while it runs (micro_kernel's `pf`,
+// `pf_lines`): the `lines` lines from `next` (none when null) cut into equal slices, one for each
+// of the block's `slivers`.
+struct Fetch {
+  const uint32_t* from;
+  int64_t lines;
+};
+Fetch fetch_share(const uint32_t* next, int64_t lines, int64_t slivers, int64_t s) {
+  if (!next) return {nullptr, 0};
+  const int64_t slice = ceil_div(lines, slivers);
+  return {next + s * slice * kLineWords, std::max<int64_t>(0, std::min(slice, lines - s * slice))};
+}
 
 // avx512_fma's C from a tile of sums (`tile`, rows NR apart): C = from + sums, or C = sums, in
 // the m x n corner, as micro_kernel writes it for avx512_bf16.
@@ -605,7 +621,9 @@ void micro_kernel_rows(int64_t m, Args... args) {
 constexpr int64_t kSmallRows = 2, kSmallPairs = 2;
 constexpr int64_t kSmallSums = 1 << 14;
 
-// x rounded to bfloat16, as a float (the vector `rounded`, one value).
+// x rounded to bfloat16, as a float: tensor/bf16.h's round_to_bf16 (and the vector `rounded`),
+// written out here for the reason Scratch is: an inline function shared with files compiled
+// without AVX-512 could leave its AVX-512 copy to the whole program.
 inline float bf16_float(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -613,11 +631,6 @@ inline float bf16_float(float x) {
   float f;
   std::memcpy(&f, &r, sizeof f);
   return f;
-}
-
-// 16 values rounded to bfloat16, as floats.
-inline __m512 bf16_floats(__m512 x) {
-  return reinterpret_cast<__m512>(reinterpret_cast<words>(rounded(x)) & 0xFFFF0000u);
 }
 
 // C = from + op(A) op(B) (+ bias), from = the addend, C itself (accumulate) or nothing; P <= KCP.
@@ -780,14 +793,12 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
                                : kPrefetchNextPanel && q + 1 < q1 ? bp.panel(p0, kcp, q + 1)
                                                                   : nullptr;
         const int64_t lines = (last ? std::min(KSUB, kcp) : std::min(KSUB, kcp - s0 - ks)) * 2 * NR / kLineWords;
-        const int64_t slice = ceil_div(lines, slivers_here);
         for (int64_t s = 0, ir = 0; ir < mc; ++s, ir += MR) {
-          const int64_t pf_lines = next ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
-          const uint32_t* pf = next ? next + s * slice * kLineWords : nullptr;
+          const Fetch f = fetch_share(next, lines, slivers_here, s);
           float* tile = sums + ir * NR;
           const int64_t m = std::min(MR, mc - ir);
           micro_kernel_rows<true>(m, ks, nullptr, af + 2 * (ir * kcp + MR * s0), nullptr, panel + 2 * NR * s0,
-                                  first ? bias_q : nullptr, C + (i0 + ir) * N + j0, nullptr, N, m, n, pf, pf_lines,
+                                  first ? bias_q : nullptr, C + (i0 + ir) * N + j0, nullptr, N, m, n, f.from, f.lines,
                                   first ? nullptr : tile, last && !adds ? nullptr : tile);
         }
       }
@@ -822,15 +833,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const float* A, bool trans_a, const f
           const float* bias_q = padded_bias && p0 == 0 ? padded_bias + j0 : nullptr;  // the first K block only
           // The next panel is fetched while this one is in use, a slice of its lines per sliver.
           const uint32_t* next_panel = kPrefetchNextPanel && q + 1 < q1 ? bp.panel(p0, kcp, q + 1) : nullptr;
-          const int64_t lines = kcp * NR / kLineWords, slice = ceil_div(lines, ceil_div(mc, MR));
+          const int64_t lines = kcp * NR / kLineWords;
           for (int64_t s = 0, ir = 0; ir < mc; ++s, ir += MR) {
             float* c = C + (i0 + ir) * N + j0;
             const float* from = p0 > 0 ? c : first_from ? first_from + (i0 + ir) * N + j0 : nullptr;
-            const int64_t pf_lines = next_panel ? std::max<int64_t>(0, std::min(slice, lines - s * slice)) : 0;
-            const uint32_t* pf = next_panel ? next_panel + s * slice * kLineWords : nullptr;
+            const Fetch f = fetch_share(next_panel, lines, ceil_div(mc, MR), s);
             const int64_t m = std::min(MR, mc - ir);
-            micro_kernel_rows<false>(m, kcp, a_block + ir * kcp, nullptr, panel, nullptr, bias_q, c, from, N, m, n, pf,
-                                     pf_lines);
+            micro_kernel_rows<false>(m, kcp, a_block + ir * kcp, nullptr, panel, nullptr, bias_q, c, from, N, m, n, f.from,
+                                     f.lines);
           }
         }
       }
